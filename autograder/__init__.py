@@ -1,0 +1,1 @@
+"""The attention-course grading engine and its hidden suites."""

@@ -1,0 +1,55 @@
+"""Command line of the grading engine.
+
+    python -m autograder grade NOTEBOOK... [--assignment ID] [--json FILE|-] [--gradescope FILE]
+                                          [--jobs N] [--require-sandbox | --no-sandbox]
+    python -m autograder release [ASSIGNMENT...]
+    python -m autograder demo
+"""
+import argparse
+import sys
+
+from . import grade as engine
+from . import reference
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder",
+                                     description="Grade attention-course notebooks.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    g = commands.add_parser("grade", help="grade submitted notebooks with the hidden suites")
+    g.add_argument("notebooks", nargs="+", metavar="NOTEBOOK")
+    g.add_argument("--assignment", help="assignment id (default: from the folder or file name)")
+    g.add_argument("--json", metavar="FILE", help="write results as JSON ('-' for stdout)")
+    g.add_argument("--gradescope", metavar="FILE", help="write Gradescope results.json")
+    g.add_argument("--csv", metavar="FILE", help="write one row per notebook")
+    g.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: cores)")
+    g.add_argument("--state", metavar="DIR",
+                   help="remember finished results here; a rerun skips notebooks already graded")
+    mode = g.add_mutually_exclusive_group()
+    mode.add_argument("--require-sandbox", action="store_const", dest="sandbox", const="require",
+                      help="refuse to grade where bubblewrap is missing")
+    mode.add_argument("--no-sandbox", action="store_const", dest="sandbox", const="off",
+                      help="run learner code without bubblewrap (trusted notebooks only)")
+    g.set_defaults(sandbox="auto")
+
+    r = commands.add_parser("release", help="regenerate notebooks/ from solutions/ with nbgrader")
+    r.add_argument("assignments", nargs="*")
+
+    commands.add_parser("demo", help="release, grade a sample class, print the grade table")
+
+    args = parser.parse_args(argv)
+    if args.command == "grade":
+        from .batch import grade_command
+        return grade_command(args)
+    if args.command == "release":
+        from .course import release
+        return release(args.assignments or reference.assignments())
+    if args.command == "demo":
+        from .demo import main as demo
+        return demo()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Write and review instructor notebooks as plain text.
+
+The instructor notebooks in ``solutions/`` are the source of truth. For review and bulk edits they
+round-trip through a plain-text form where each cell starts with a header line::
+
+    # %% markdown id=goals
+    # %% code id=softmax solution
+    # %% code id=check_softmax grade points=4
+    # %% code id=imports locked setup
+    # %% code                      (an ordinary cell the learner may edit freely)
+
+``id`` is the nbgrader grade_id; ``solution``, ``grade`` (with ``points``) and ``locked`` are
+nbgrader's cell types; ``setup`` tags definitions the reference solution needs (imports, given
+code). Grade cells are always locked. Usage::
+
+    python -m autograder.authoring export solutions/02-scoring/scoring.ipynb > scoring.txt
+    python -m autograder.authoring import scoring.txt solutions/02-scoring/scoring.ipynb
+"""
+import json
+import re
+import sys
+
+HEADER = re.compile(r"^# %% (markdown|code)((?: [\w=.\-]+)*)\s*$")
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def to_notebook(text):
+    cells, current = [], None
+    for line in text.splitlines():
+        match = HEADER.match(line)
+        if match:
+            current = _new_cell(match.group(1), match.group(2).split())
+            cells.append(current)
+        elif current is None:
+            if line.strip():
+                raise ValueError(f"text before the first cell header: {line!r}")
+        else:
+            current["_lines"].append(line)
+    for index, cell in enumerate(cells):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        cell["id"] = cell.get("id") or grade_id or f"cell-{index:03d}"
+        lines = cell.pop("_lines")
+        while lines and not lines[-1].strip():
+            lines.pop()
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        cell["source"] = "\n".join(lines)
+    return {"cells": cells, "metadata": {"kernelspec": KERNELSPEC, "language_info": {
+        "name": "python", "pygments_lexer": "ipython3"}}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def _new_cell(kind, words):
+    attrs = dict(word.split("=", 1) if "=" in word else (word, True) for word in words)
+    unknown = set(attrs) - {"id", "solution", "grade", "points", "locked", "setup"}
+    if unknown:
+        raise ValueError(f"unknown cell attributes {sorted(unknown)}")
+    cell = {"cell_type": kind, "metadata": {}, "_lines": []}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    if "setup" in attrs:
+        cell["metadata"]["tags"] = ["setup"]
+    flags = {k: bool(attrs.get(k)) for k in ("solution", "grade", "locked")}
+    if any(flags.values()):
+        if "id" not in attrs:
+            raise ValueError(f"an nbgrader cell needs an id= ({words})")
+        meta = {"grade": flags["grade"], "grade_id": attrs["id"],
+                "locked": flags["locked"] or (flags["grade"] and not flags["solution"]),
+                "schema_version": 3, "solution": flags["solution"], "task": False}
+        if flags["grade"]:
+            meta["points"] = float(attrs["points"])
+        cell["metadata"]["nbgrader"] = meta
+    elif "id" in attrs:
+        cell["id"] = attrs["id"]
+    return cell
+
+
+def from_notebook(notebook):
+    parts = []
+    for cell in notebook["cells"]:
+        words = [cell["cell_type"]]
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta:
+            words.append(f"id={meta['grade_id']}")
+            if meta.get("solution"):
+                words.append("solution")
+            if meta.get("grade"):
+                words += ["grade", f"points={meta['points']:g}"]
+            elif meta.get("locked"):
+                words.append("locked")
+        if "setup" in cell.get("metadata", {}).get("tags", []):
+            words.append("setup")
+        source = cell["source"]
+        source = "".join(source) if isinstance(source, list) else source
+        parts.append(f"# %% {' '.join(words)}\n{source}\n")
+    return "\n".join(parts)
+
+
+def dump(notebook):
+    """Notebook text exactly as nbformat (and so nbgrader and JupyterLab) writes it."""
+    import nbformat
+    return nbformat.writes(nbformat.from_dict(notebook)) + "\n"
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "export":
+        with open(argv[1], encoding="utf-8") as handle:
+            sys.stdout.write(from_notebook(json.load(handle)))
+        return 0
+    if len(argv) == 3 and argv[0] == "import":
+        with open(argv[1], encoding="utf-8") as handle:
+            notebook = to_notebook(handle.read())
+        with open(argv[2], "w", encoding="utf-8") as handle:
+            handle.write(dump(notebook))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

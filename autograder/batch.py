@@ -1,0 +1,202 @@
+"""Grade many notebooks: in parallel, with progress, resumable, and with every output format.
+
+Each notebook is graded in a worker process of its own; a result is written to the state folder
+atomically (a temporary file renamed into place) as soon as it is known, keyed by the notebook's
+bytes and the version of its assignment's suite. Rerunning the same command after an interruption
+(even ``kill -9``) grades only what is missing, and grading the same bytes again gives the same
+result.
+"""
+import concurrent.futures
+import csv
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from . import grade as engine
+from . import reference, suite
+
+
+def suite_version(assignment):
+    """Changes whenever the suite, its catalogue, the solution or the release notebook change."""
+    digest = hashlib.sha256()
+    files = sorted(suite.suite_path(assignment).rglob("*.py"))
+    files += [reference.solution_notebook(assignment), reference.release_notebook(assignment)]
+    files += sorted(Path(engine.__file__).parent.glob("*.py"))
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def result_key(path, assignment):
+    digest = hashlib.sha256(Path(path).read_bytes() if Path(path).is_file() else b"<missing>")
+    digest.update(assignment.encode())
+    digest.update(suite_version(assignment).encode())
+    return digest.hexdigest()[:32]
+
+
+def grade_safely(path, assignment, options):
+    """grade_notebook, but an internal failure still yields a complete, zero score sheet."""
+    try:
+        result, _ = engine.grade_notebook(path, assignment, options)
+        return result
+    except Exception as error:  # a bug of ours must not cost the rest of the class
+        reason = f"the grader failed on this notebook ({type(error).__name__}: {error})"
+        results = suite.run(assignment, lambda *a: engine.unavailable(
+            f"Your notebook could not be graded: {reason}. Tell your instructor."), 60)
+        return engine.summarize(str(path), assignment, results, [reason])
+
+
+def _worker(job):
+    path, assignment, options = job
+    return grade_safely(path, assignment, options)
+
+
+class Progress:
+    def __init__(self, total, stream=sys.stderr):
+        self.total, self.done, self.stream = total, 0, stream
+        self.started = time.monotonic()
+        self.tty = stream.isatty()
+
+    def step(self, label):
+        self.done += 1
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        elapsed = time.monotonic() - self.started
+        line = (f"grading [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+                f"{elapsed:5.1f}s  {label}")
+        if self.tty:
+            self.stream.write("\r" + line[:120].ljust(120))
+            if self.done == self.total:
+                self.stream.write("\n")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def grade_many(paths, assignment=None, options=None, jobs=None, state=None, progress=True):
+    """Grade ``paths``; return results in the same order."""
+    options = options or engine.Options()
+    options.sandboxed()  # refuse (require) or warn (auto) once, before any work
+    state = Path(state) if state else None
+    if state:
+        state.mkdir(parents=True, exist_ok=True)
+    jobs_todo, results, keys = [], [None] * len(paths), {}
+    for index, path in enumerate(paths):
+        try:
+            which = assignment or engine.detect_assignment(path)
+        except LookupError as error:
+            results[index] = {"notebook": str(path), "assignment": None, "score": 0.0,
+                              "max_score": 0.0, "exercises": {}, "tests": [], "errors": [str(error)]}
+            continue
+        if state:
+            keys[index] = state / f"{result_key(path, which)}.json"
+            if keys[index].exists():
+                try:
+                    results[index] = json.loads(keys[index].read_text())
+                    results[index]["notebook"] = str(path)
+                    continue
+                except (OSError, json.JSONDecodeError):
+                    pass  # a damaged cache entry is simply graded again
+        jobs_todo.append((index, (str(path), which, options)))
+    bar = Progress(len(jobs_todo)) if progress and jobs_todo else None
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(jobs_todo) or 1))
+
+    def record(index, result):
+        results[index] = result
+        if state:
+            tmp = keys[index].with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps(result))
+            os.replace(tmp, keys[index])
+        if bar:
+            bar.step(Path(result["notebook"]).name)
+
+    if jobs == 1:
+        for index, job in jobs_todo:
+            record(index, _worker(job))
+    else:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(_worker, job): index for index, job in jobs_todo}
+            for future in concurrent.futures.as_completed(futures):
+                index = futures[future]
+                try:
+                    result = future.result()
+                except Exception as error:  # the worker process itself died
+                    path, which, _ = dict(jobs_todo)[index]
+                    result = grade_safely_after_crash(path, which, error)
+                record(index, result)
+    return results
+
+
+def grade_safely_after_crash(path, assignment, error):
+    reason = f"the grading process died ({type(error).__name__})"
+    results = suite.run(assignment, lambda *a: engine.unavailable(
+        f"Your notebook could not be graded: {reason}. Tell your instructor."), 60)
+    return engine.summarize(str(path), assignment, results, [reason])
+
+
+# ------------------------------------------------------------------ output formats
+
+def gradescope(results):
+    """Gradescope's results.json for one submission (one learner's notebooks)."""
+    several = len(results) > 1
+    tests = []
+    for result in results:
+        for test in result["tests"]:
+            tests.append({
+                "name": (f"{result['assignment']} / " if several else "") + test["name"],
+                "score": test["score"], "max_score": test["max_score"],
+                "status": "passed" if test["status"] == "passed" else "failed",
+                "output": test["feedback"] or "passed", "visibility": "visible"})
+    errors = [e for r in results for e in r["errors"]]
+    return {"score": round(sum(r["score"] for r in results), 6),
+            "max_score": round(sum(r["max_score"] for r in results), 6),
+            "output": "\n".join(errors) if errors else "All notebooks ran.",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+
+
+def write_csv(results, path):
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["notebook", "assignment", "score", "max_score", "errors"])
+        for r in results:
+            writer.writerow([r["notebook"], r["assignment"], f"{r['score']:g}",
+                             f"{r['max_score']:g}", " | ".join(r["errors"])])
+
+
+def table(results):
+    width = max([len(Path(r["notebook"]).parent.name + "/" + Path(r["notebook"]).name)
+                 for r in results] + [8])
+    lines = [f"{'notebook':<{width}}  {'assignment':<22} {'score':>13}"]
+    for r in results:
+        name = Path(r["notebook"]).parent.name + "/" + Path(r["notebook"]).name
+        lines.append(f"{name:<{width}}  {str(r['assignment']):<22} "
+                     f"{r['score']:>6g} / {r['max_score']:<4g}")
+    return "\n".join(lines)
+
+
+def grade_command(args):
+    from .sandbox import SandboxUnavailable
+    options = engine.Options(sandbox=args.sandbox)
+    try:
+        results = grade_many([Path(p) for p in args.notebooks], args.assignment, options,
+                             args.jobs, args.state, progress=True)
+    except SandboxUnavailable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    payload = results[0] if len(results) == 1 else results
+    if args.json == "-":
+        json.dump(payload, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.json:
+        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
+    if args.gradescope:
+        Path(args.gradescope).write_text(json.dumps(gradescope(results), indent=2) + "\n")
+    if args.csv:
+        write_csv(results, args.csv)
+    if args.json != "-":
+        print(table(results))
+    return 0

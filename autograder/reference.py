@@ -1,0 +1,55 @@
+"""The reference solution of an assignment, loaded from its instructor notebook in ``solutions/``.
+
+The definitions a suite compares against are the very code the solution notebook teaches: the
+code cells marked as nbgrader solution cells, plus cells tagged ``setup`` (imports, code the
+notebook gives the learner). Nothing is written twice.
+"""
+import functools
+import json
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = REPO / "solutions"
+RELEASE = REPO / "notebooks"
+
+
+def assignments():
+    return sorted(p.name for p in SOLUTIONS.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def solution_notebook(assignment):
+    found = sorted((SOLUTIONS / assignment).glob("*.ipynb"))
+    if len(found) != 1:
+        raise LookupError(f"expected one notebook in solutions/{assignment}, found {len(found)}")
+    return found[0]
+
+
+def release_notebook(assignment):
+    return RELEASE / assignment / solution_notebook(assignment).name
+
+
+def definition_cells(notebook):
+    """Code cells that define things: nbgrader solution cells and cells tagged ``setup``."""
+    cells = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        meta = cell.get("metadata", {})
+        if meta.get("nbgrader", {}).get("solution") or "setup" in meta.get("tags", []):
+            source = cell["source"]
+            cells.append("".join(source) if isinstance(source, list) else source)
+    return cells
+
+
+@functools.lru_cache(maxsize=None)
+def _namespace(assignment):
+    notebook = json.loads(solution_notebook(assignment).read_text(encoding="utf-8"))
+    namespace = {"__name__": f"reference_{assignment.replace('-', '_')}"}
+    for index, source in enumerate(definition_cells(notebook)):
+        exec(compile(source, f"<{assignment} reference cell {index}>", "exec"), namespace)
+    return namespace
+
+
+def namespace(assignment):
+    """A fresh copy of the reference namespace (callers may replace entries freely)."""
+    return dict(_namespace(assignment))

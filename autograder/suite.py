@@ -1,0 +1,174 @@
+"""Run an assignment's hidden pytest suite against a submission and score it test by test.
+
+The suite gets a ``submission`` fixture. ``submission.softmax(z)`` encodes the arguments, calls
+the learner's ``softmax`` wherever it lives (a sandboxed kernel when grading; this process when
+the project tests its own catalogue) and decodes the reply into plain numpy values. The suite
+compares them on this, trusted, side.
+"""
+import contextlib
+import dataclasses
+import io
+import time
+from pathlib import Path
+
+import pytest
+
+from . import wire
+from .kernel import CallFailed
+from .testing import Feedback, SubmissionError
+
+SUITES = Path(__file__).resolve().parent / "suites"
+
+
+@dataclasses.dataclass
+class CallRecord:
+    name: str
+    warnings: list
+    mutated: list
+    stdout: str
+    seconds: float
+
+
+class Submission:
+    """Attribute access gives a callable proxy for the learner's function of that name."""
+
+    def __init__(self, caller):
+        self._caller = caller
+        self.last = None
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs)
+
+    def _call(self, name, args, kwargs):
+        try:
+            reply = self._caller(name, args, kwargs)
+        except CallFailed as error:
+            raise SubmissionError(f"Calling `{name}` failed: it {error}.") from None
+        if not isinstance(reply, dict) or "ok" not in reply:
+            raise SubmissionError(f"Calling `{name}` gave no readable reply.")
+        if not reply["ok"]:
+            error = reply.get("error") or {}
+            kind = error.get("kind")
+            if kind == "unavailable":
+                raise SubmissionError(str(error.get("message")))
+            if kind == "missing":
+                raise SubmissionError(
+                    f"`{name}` is not defined in your notebook. Run the cell that defines it "
+                    f"and check that the function is spelled exactly `{name}`.")
+            if kind == "not_implemented":
+                raise SubmissionError(
+                    f"`{name}` is not implemented yet: it still raises NotImplementedError. "
+                    f"Replace `raise NotImplementedError()` with your code.")
+            message = str(error.get("message", "an error"))
+            trace = str(error.get("traceback", "")).strip().splitlines()
+            where = next((line.strip() for line in reversed(trace)
+                          if line.strip().startswith("File ")), "")
+            raise SubmissionError(f"`{name}` raised {message}" + (f" ({where})" if where else ""))
+        self.last = CallRecord(name, list(reply.get("warnings", [])),
+                               list(reply.get("mutated", [])), str(reply.get("stdout", "")),
+                               float(reply.get("seconds", 0.0)))
+        return wire.decode(reply.get("value"))
+
+
+def local_caller(namespace):
+    """Call functions of a trusted namespace in this process, through the same wire path."""
+    def call(name, args, kwargs):
+        return wire.local_namespace_call(namespace, name, args, kwargs)
+    return call
+
+
+@dataclasses.dataclass
+class TestResult:
+    name: str
+    exercise: str
+    score: float
+    max_score: float
+    status: str
+    feedback: str
+    nodeid: str = ""
+
+    def as_dict(self):
+        return {"name": self.name, "exercise": self.exercise, "score": self.score,
+                "max_score": self.max_score, "status": self.status, "feedback": self.feedback}
+
+
+class _Plugin:
+    def __init__(self, submission, deadline):
+        self._submission = submission
+        self.deadline = deadline
+        self.results = []
+        self._meta = {}
+
+    @pytest.fixture
+    def submission(self):
+        if time.monotonic() > self.deadline:
+            raise SubmissionError("The grading time budget for this notebook ran out before "
+                                  "this test (some function is very slow or never returns).")
+        return self._submission
+
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            marker = item.get_closest_marker("grade")
+            if marker is None:
+                raise RuntimeError(f"{item.nodeid} has no @points(...) marker")
+            exercise = marker.kwargs["exercise"]
+            doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+            title = doc[0].strip() if doc else item.name.replace("test_", "").replace("_", " ")
+            param = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
+            self._meta[item.nodeid] = (f"{exercise}: {title}{param}", exercise,
+                                       float(marker.kwargs["points"]))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = yield
+        if call.excinfo is not None:
+            report._grading_exception = call.excinfo.value
+        return report
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            name, exercise, worth = self._meta[report.nodeid]
+            if report.passed:
+                self.results.append(TestResult(name, exercise, worth, worth, "passed", "",
+                                               report.nodeid))
+            else:
+                self.results.append(TestResult(name, exercise, 0.0, worth, "failed",
+                                               _feedback(report), report.nodeid))
+
+
+def _feedback(report):
+    error = getattr(report, "_grading_exception", None)
+    if isinstance(error, (Feedback, SubmissionError)):
+        return str(error).split("\nassert ")[0].strip()
+    if error is not None:
+        return (f"This check could not be completed ({type(error).__name__}); the values your "
+                f"function returned may not have the expected types.")
+    return "This check failed."
+
+
+def suite_path(assignment):
+    path = SUITES / assignment
+    if not path.is_dir():
+        raise LookupError(f"no hidden suite for assignment {assignment!r}")
+    return path
+
+
+def run(assignment, caller, budget_seconds=300, select=None):
+    """Run the suite of ``assignment``; return a list of TestResult, one per test."""
+    submission = Submission(caller)
+    plugin = _Plugin(submission, time.monotonic() + budget_seconds)
+    path = suite_path(assignment)
+    args = [str(path), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "--import-mode=importlib", "-c", str(SUITES / "pytest.ini"),
+            "--rootdir", str(path), "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    if select:
+        args += ["-k", select]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = pytest.main(args, plugins=[plugin])
+    if code not in (0, 1) or not plugin.results:
+        raise RuntimeError(f"the hidden suite of {assignment} did not run (pytest exit {code}):\n"
+                           + out.getvalue()[-3000:])
+    return plugin.results

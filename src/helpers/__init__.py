@@ -1,0 +1,1 @@
+"""Learner-facing helpers: plots, toy data and visible checks for attention-course."""

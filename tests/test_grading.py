@@ -1,0 +1,88 @@
+"""Grade real notebooks in real (sandboxed) kernels, as an instructor would."""
+import json
+
+import pytest
+
+from autograder import batch, catalogue, grade, reference
+from support import ASSIGNMENTS, sandbox_mode, write_notebook
+
+pytestmark = pytest.mark.slow
+
+
+def options():
+    return grade.Options(sandbox=sandbox_mode())
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_solution_notebook_runs_cleanly_and_gets_full_marks(assignment):
+    result, executed = grade.grade_notebook(reference.solution_notebook(assignment), assignment,
+                                            options())
+    assert result["errors"] == [], "the solution notebook raised errors"
+    assert result["score"] == result["max_score"] > 0
+    code = [c for c in executed["cells"] if c["cell_type"] == "code"]
+    assert all(not any(o["output_type"] == "error" for o in c["outputs"]) for c in code)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_untouched_learner_notebook_gets_zero_and_says_what_is_missing(assignment):
+    result, _ = grade.grade_notebook(reference.release_notebook(assignment), assignment, options())
+    assert result["score"] == 0
+    for exercise in result["exercises"]:
+        messages = [t["feedback"] for t in result["tests"] if t["exercise"] == exercise]
+        assert any(f"`{exercise}` is not implemented yet" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_mutant_notebook_loses_points_and_names_the_mistake(assignment, tmp_path):
+    entry = catalogue.mutants(assignment)[0]
+    path = write_notebook(tmp_path / assignment / reference.solution_notebook(assignment).name,
+                          catalogue.notebook_with(entry))
+    result, _ = grade.grade_notebook(path, assignment, options())
+    exercise = result["exercises"][entry.exercise]
+    assert exercise["score"] < exercise["max_score"]
+    others = [e for name, e in result["exercises"].items() if name != entry.exercise]
+    assert sum(e["score"] for e in others) <= sum(e["max_score"] for e in others)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_alternative_notebook_keeps_full_marks(assignment, tmp_path):
+    entry = catalogue.alternatives(assignment)[0]
+    path = write_notebook(tmp_path / assignment / reference.solution_notebook(assignment).name,
+                          catalogue.notebook_with(entry))
+    result, _ = grade.grade_notebook(path, assignment, options())
+    assert result["score"] == result["max_score"], [t for t in result["tests"] if t["status"] != "passed"]
+
+
+def test_command_line_writes_json_csv_and_gradescope(tmp_path):
+    from autograder.__main__ import main
+    assignment = "00-getting-started"
+    good = reference.solution_notebook(assignment)
+    blank = reference.release_notebook(assignment)
+    out = tmp_path / "results.json"
+    code = main(["grade", str(good), str(blank), "--json", str(out), "--csv",
+                 str(tmp_path / "grades.csv"), "--gradescope", str(tmp_path / "gs.json"),
+                 "--jobs", "2"])
+    assert code == 0
+    results = json.loads(out.read_text())
+    assert [r["score"] for r in results] == [results[0]["max_score"], 0]
+    for r in results:
+        assert set(r) >= {"notebook", "assignment", "score", "max_score", "tests", "errors"}
+        for t in r["tests"]:
+            assert set(t) >= {"name", "exercise", "score", "max_score", "status", "feedback"}
+    rows = (tmp_path / "grades.csv").read_text().splitlines()
+    assert rows[0] == "notebook,assignment,score,max_score,errors" and len(rows) == 3
+    gs = json.loads((tmp_path / "gs.json").read_text())
+    assert gs["score"] == results[0]["max_score"]
+    assert all(set(t) >= {"name", "score", "max_score", "status", "output", "visibility"}
+               for t in gs["tests"])
+
+
+def test_rerun_with_state_does_not_regrade(tmp_path):
+    assignment = "00-getting-started"
+    paths = [reference.solution_notebook(assignment)]
+    first = batch.grade_many(paths, assignment, options(), jobs=1, state=tmp_path, progress=False)
+    cached = list(tmp_path.glob("*.json"))
+    assert len(cached) == 1
+    stamp = cached[0].stat().st_mtime_ns
+    again = batch.grade_many(paths, assignment, options(), jobs=1, state=tmp_path, progress=False)
+    assert again == first and cached[0].stat().st_mtime_ns == stamp
