@@ -55,6 +55,7 @@ class KernelSession:
         self.env_extra = dict(env_extra or {})
         self.km = None
         self.kc = None
+        self.cgroup = None
         self.restarts = 0
 
     # ------------------------------------------------------------ lifecycle
@@ -64,9 +65,13 @@ class KernelSession:
         km = _ConfinedKernelManager(kernel_name="python3", transport="ipc",
                                     connection_file=str(runtime / "kernel.json"))
         km.ip = str(runtime / "ipc")
+        # Signals reach the sandbox's init, not the kernel: interrupt through the control channel.
+        km.kernel_spec.interrupt_mode = "message"
+        self.cgroup = sandbox.Cgroup(f"attention-{os.getpid()}-{id(self):x}-{self.restarts}",
+                                     self.limits)
         km.wrap = lambda cmd: sandbox.command(
             [sys.executable if c in ("python", "python3", "{python}") else c for c in cmd],
-            self.workdir, self.sandboxed, self.limits, self.hidden)
+            self.workdir, self.sandboxed, self.limits, self.hidden, self.cgroup)
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("NBGRADER", "JPY_", "JUPYTER", "PYTEST", "ATTENTION_COURSE"))}
         env.update({
@@ -97,7 +102,9 @@ class KernelSession:
                 self.km.shutdown_kernel(now=True)
             except Exception:
                 pass
-        self.km = self.kc = None
+        if self.cgroup is not None:
+            self.cgroup.close()  # whatever the kernel started dies with it
+        self.km = self.kc = self.cgroup = None
 
     def restart(self):
         self.shutdown()
@@ -130,7 +137,7 @@ class KernelSession:
         while not idle:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return self._timed_out(outputs, timeout)
+                return self._timed_out(outputs, timeout, msg_id)
             try:
                 msg = kc.iopub_channel.get_msg(timeout=min(0.25, remaining))
             except queue.Empty:
@@ -158,7 +165,7 @@ class KernelSession:
                     error = f"{content['ename']}: {content['evalue']}"[:500]
         return CellResult(outputs, error)
 
-    def _timed_out(self, outputs, timeout):
+    def _timed_out(self, outputs, timeout, msg_id):
         try:
             self.km.interrupt_kernel()
             reply_deadline = time.monotonic() + 3
@@ -167,7 +174,8 @@ class KernelSession:
                     msg = self.kc.iopub_channel.get_msg(timeout=0.25)
                 except queue.Empty:
                     continue
-                if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                if (msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status"
+                        and msg["content"]["execution_state"] == "idle"):
                     break
             else:
                 self.shutdown()  # ignored the interrupt: kill it; the caller may restart
