@@ -71,7 +71,8 @@ def test_float32_and_scale(submission):
 
 @points(1, "row_normalize")
 def test_input_untouched(submission):
-    """does not change its input in place or emit warnings"""
+    """leaves its input unchanged and emits no warnings"""
     X = rows(6, (4, 4))
-    submission.row_normalize(X)
+    expect_close(submission.row_normalize(X), normalized(X), "row_normalize(X)",
+                 mistakes=mistakes(ASSIGNMENT, "row_normalize", X))
     expect_clean_call(submission, "row_normalize")
