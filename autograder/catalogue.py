@@ -115,18 +115,27 @@ def mistakes(assignment, exercise, *args, pick=None, **kwargs):
     return results
 
 
-def notebook_with(entry):
-    """The solution notebook of ``entry.assignment`` with ``entry`` in its function's answer cell:
-    the submission a learner who made exactly this mistake (or this choice) would hand in."""
+def filled_notebook(assignment, replacements=None):
+    """The released learner notebook with every answer cell filled in from the solution, except
+    those named in ``replacements`` (grade_id -> source): what a learner hands in."""
     import json
-    notebook = json.loads(reference.solution_notebook(entry.assignment).read_text(encoding="utf-8"))
-    replaced = 0
+    solution = json.loads(reference.solution_notebook(assignment).read_text(encoding="utf-8"))
+    answers = {c["metadata"]["nbgrader"]["grade_id"]: c["source"] for c in solution["cells"]
+               if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
+    answers.update(replacements or {})
+    notebook = json.loads(reference.release_notebook(assignment).read_text(encoding="utf-8"))
+    found = set()
     for cell in notebook["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("solution") and meta.get("grade_id") == entry.exercise:
-            cell["source"] = entry.source
-            replaced += 1
-    if replaced != 1:
-        raise LookupError(f"{entry.assignment}: expected one answer cell with grade_id "
-                          f"{entry.exercise!r}, found {replaced}")
+        if meta.get("solution") and meta.get("grade_id") in answers:
+            cell["source"] = answers[meta["grade_id"]]
+            found.add(meta["grade_id"])
+    missing = set(replacements or {}) - found
+    if missing:
+        raise LookupError(f"{assignment}: no answer cell for {sorted(missing)}")
     return notebook
+
+
+def notebook_with(entry):
+    """The submission of a learner who made exactly this mistake (or this choice)."""
+    return filled_notebook(entry.assignment, {entry.exercise: entry.source})

@@ -18,7 +18,7 @@ def rows(seed, shape):
 
 
 @points(1, "row_normalize")
-@pytest.mark.parametrize("shape", [(3, 4), (1, 7), (6, 2)])
+@pytest.mark.parametrize("shape", [(3, 4), (1, 7), (6, 2)], ids=["3x4", "1x7", "6x2"])
 def test_values(submission, shape):
     """each entry is divided by its row's sum"""
     X = rows(sum(shape), shape)
