@@ -9,6 +9,7 @@ An entry's source (without its decorator) is executed in a namespace holding the
 solution, exactly as a learner's cell would be, so an entry may call other graded functions.
 """
 import ast
+import copy
 import dataclasses
 import functools
 import importlib.util
@@ -107,8 +108,9 @@ def mistakes(assignment, exercise, *args, pick=None, **kwargs):
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
-                copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
-                value = entry.namespace()[exercise](*copies, **kwargs)
+                # every mistake gets its own copy of arrays and generators
+                copies = copy.deepcopy(args)
+                value = entry.namespace()[exercise](*copies, **copy.deepcopy(kwargs))
             results[entry.description] = value[pick] if pick is not None else value
         except Exception:
             continue

@@ -74,12 +74,18 @@ def expect_close(actual, expected, what, rtol=1e-6, atol=1e-8, mistakes=None):
     return checks.expect_close(as_array(actual, what), expected, what, rtol, atol, mistakes)
 
 
-def expect_clean_call(submission, name):
-    """The last call raised no numpy warning and left its inputs untouched."""
+def expect_clean_call(submission, name, hint=None):
+    """The last call raised no numpy warning, printed nothing and left its inputs untouched.
+
+    ``hint`` replaces the default explanation of a warning (an overflow in exp).
+    """
     last = submission.last
     if last.warnings:
         fail(f"{name} emitted a warning: {last.warnings[0]}. Valid input must not produce "
-             f"warnings (an overflow in exp usually means the maximum was not subtracted).")
+             f"warnings ({hint or 'an overflow in exp usually means the maximum was not subtracted'}).")
     if last.mutated:
         fail(f"{name} changed its input argument number {last.mutated[0] + 1} in place; "
              f"work on a copy instead (for example `X = X / s` rather than `X /= s`).")
+    if last.stdout.strip():
+        fail(f"{name} printed {last.stdout.strip()[:60]!r}; graded functions must not print "
+             f"(remove debugging prints before submitting).")

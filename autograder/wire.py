@@ -176,7 +176,7 @@ def handle(request_text, namespace):
         with warnings.catch_warnings(record=True) as caught, \
                 contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             warnings.simplefilter("always")
-            with np.errstate(all="warn"):
+            with np.errstate(all="warn", under="ignore"):  # underflow to 0 is harmless
                 value = function(*args, **kwargs)
         after = list(args) + list(kwargs.values())
         mutated = [i for i, (b, a) in enumerate(zip(before, after))

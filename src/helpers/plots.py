@@ -50,7 +50,10 @@ def attention_heatmap(weights, keys=None, queries=None, ax=None, title=None, ann
 
 
 def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotate=False):
-    """Several attention maps side by side (heads, layers, before/after), one shared style."""
+    """Several attention maps side by side (heads, layers, before/after), one shared style.
+
+    ``keys`` and ``queries`` label every map alike, or give one label list per map (a list of
+    lists, as long as ``maps``)."""
     plt = _pyplot()
     maps = [np.asarray(m) for m in maps]
     ncols = ncols or len(maps)
@@ -60,14 +63,23 @@ def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotat
         if index >= len(maps):
             ax.axis("off")
             continue
-        attention_heatmap(maps[index], keys=keys, queries=queries, ax=ax, annotate=annotate,
+        attention_heatmap(maps[index], keys=_per_map(keys, index, len(maps)),
+                          queries=_per_map(queries, index, len(maps)), ax=ax, annotate=annotate,
                           title=titles[index] if titles else None, colorbar=False)
     fig.tight_layout()
     return fig
 
 
+def _per_map(labels, index, count):
+    """``labels`` for map ``index``: shared labels, or the index-th of one list per map."""
+    if labels is not None and len(labels) == count and all(
+            isinstance(item, (list, tuple)) for item in labels):
+        return labels[index]
+    return labels
+
+
 def curves(x, series, xlabel, ylabel, title=None, ax=None, logx=False, logy=False, marker="o",
-           reference=None):
+           reference=None, legend_loc="best"):
     """Line plot of several named series against ``x`` (a dict name -> values).
 
     ``reference`` draws labelled horizontal lines (name -> y), e.g. chance level.
@@ -90,7 +102,7 @@ def curves(x, series, xlabel, ylabel, title=None, ax=None, logx=False, logy=Fals
     if title:
         ax.set_title(title)
     if len(series) > 1:
-        ax.legend(frameon=False)
+        ax.legend(frameon=False, loc=legend_loc)
     ax.grid(alpha=0.3)
     return ax
 
