@@ -42,14 +42,18 @@ def definition_cells(notebook):
 
 
 @functools.lru_cache(maxsize=None)
-def _namespace(assignment):
+def _compiled(assignment):
     notebook = json.loads(solution_notebook(assignment).read_text(encoding="utf-8"))
-    namespace = {"__name__": f"reference_{assignment.replace('-', '_')}"}
-    for index, source in enumerate(definition_cells(notebook)):
-        exec(compile(source, f"<{assignment} reference cell {index}>", "exec"), namespace)
-    return namespace
+    return [compile(source, f"<{assignment} reference cell {index}>", "exec")
+            for index, source in enumerate(definition_cells(notebook))]
 
 
 def namespace(assignment):
-    """A fresh copy of the reference namespace (callers may replace entries freely)."""
-    return dict(_namespace(assignment))
+    """A fresh namespace with the reference definitions, executed anew for each caller.
+
+    Functions defined here look their helpers up in this very dict, as in a learner's kernel:
+    replace ``softmax`` in it and ``attend`` calls the replacement."""
+    result = {"__name__": f"reference_{assignment.replace('-', '_')}"}
+    for code in _compiled(assignment):
+        exec(code, result)
+    return result
