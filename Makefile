@@ -6,6 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 ASSIGNMENTS := $(notdir $(wildcard solutions/*))
 # nbgrader calls `alembic` by name: the environment's bin/ must be on PATH.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
@@ -22,13 +23,17 @@ $(STAMP): requirements.lock pyproject.toml
 	@touch $@
 
 # One BLAS thread: the course's matrices are small, and extra threads only contend on a laptop.
+$(DEV_STAMP): $(STAMP) requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.lock
+	@touch $@
+
 lab: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/notebooks
 
 demo: $(STAMP)
 	$(BIN)/python -m autograder demo
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 release: $(STAMP)

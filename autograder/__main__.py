@@ -2,6 +2,7 @@
 
     python -m autograder grade NOTEBOOK... [--assignment ID] [--json FILE|-] [--gradescope FILE]
                                           [--jobs N] [--require-sandbox | --no-sandbox]
+    python -m autograder autograde ASSIGNMENT [--jobs N] [--student ID]...
     python -m autograder release [ASSIGNMENT...]
     python -m autograder demo
 """
@@ -36,6 +37,14 @@ def main(argv=None):
     r = commands.add_parser("release", help="regenerate notebooks/ from solutions/ with nbgrader")
     r.add_argument("assignments", nargs="*")
 
+    a = commands.add_parser("autograde", help="grade all submissions of an assignment in "
+                            "parallel and record them in the nbgrader gradebook")
+    a.add_argument("assignment")
+    a.add_argument("--jobs", type=int, default=None)
+    a.add_argument("--student", action="append", help="only these students (repeatable)")
+    a.add_argument("--require-sandbox", action="store_const", dest="sandbox", const="require",
+                   default="auto")
+
     commands.add_parser("demo", help="release, grade a sample class, print the grade table")
 
     args = parser.parse_args(argv)
@@ -45,6 +54,12 @@ def main(argv=None):
     if args.command == "release":
         from .course import release
         return release(args.assignments or reference.assignments())
+    if args.command == "autograde":
+        from .course import autograde
+        count = autograde(args.assignment, args.jobs, sandbox=args.sandbox, students=args.student)
+        print(f"graded {count} submissions of {args.assignment}; see `nbgrader formgrader` "
+              f"or `nbgrader export`")
+        return 0
     if args.command == "demo":
         from .demo import main as demo
         return demo()

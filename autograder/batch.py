@@ -8,6 +8,7 @@ result.
 """
 import concurrent.futures
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -19,6 +20,7 @@ from . import grade as engine
 from . import reference, suite
 
 
+@functools.lru_cache(maxsize=None)
 def suite_version(assignment):
     """Changes whenever the suite, its catalogue, the solution or the release notebook change."""
     digest = hashlib.sha256()
@@ -31,17 +33,10 @@ def suite_version(assignment):
     return digest.hexdigest()[:16]
 
 
-def result_key(path, assignment):
-    digest = hashlib.sha256(Path(path).read_bytes() if Path(path).is_file() else b"<missing>")
-    digest.update(assignment.encode())
-    digest.update(suite_version(assignment).encode())
-    return digest.hexdigest()[:32]
-
-
-def grade_safely(path, assignment, options):
+def grade_safely(path, assignment, options, cache=None):
     """grade_notebook, but an internal failure still yields a complete, zero score sheet."""
     try:
-        result, _ = engine.grade_notebook(path, assignment, options)
+        result, _ = engine.grade_notebook(path, assignment, options, cache)
         return result
     except Exception as error:  # a bug of ours must not cost the rest of the class
         reason = f"the grader failed on this notebook ({type(error).__name__}: {error})"
@@ -51,8 +46,8 @@ def grade_safely(path, assignment, options):
 
 
 def _worker(job):
-    path, assignment, options = job
-    return grade_safely(path, assignment, options)
+    path, assignment, options, cache = job
+    return grade_safely(path, assignment, options, cache)
 
 
 class Progress:
@@ -78,55 +73,41 @@ class Progress:
 
 
 def grade_many(paths, assignment=None, options=None, jobs=None, state=None, progress=True):
-    """Grade ``paths``; return results in the same order."""
+    """Grade ``paths`` (in parallel, ``jobs`` at once); return results in the same order.
+
+    With ``state`` (a folder), each result is kept there as soon as it is known and a rerun
+    grades only what is missing or changed.
+    """
     options = options or engine.Options()
     options.sandboxed()  # refuse (require) or warn (auto) once, before any work
-    state = Path(state) if state else None
-    if state:
-        state.mkdir(parents=True, exist_ok=True)
-    jobs_todo, results, keys = [], [None] * len(paths), {}
+    results, todo = [None] * len(paths), []
     for index, path in enumerate(paths):
         try:
-            which = assignment or engine.detect_assignment(path)
+            todo.append((index, (str(path), assignment or engine.detect_assignment(path),
+                                 options, state and str(state))))
         except LookupError as error:
             results[index] = {"notebook": str(path), "assignment": None, "score": 0.0,
                               "max_score": 0.0, "exercises": {}, "tests": [], "errors": [str(error)]}
-            continue
-        if state:
-            keys[index] = state / f"{result_key(path, which)}.json"
-            if keys[index].exists():
-                try:
-                    results[index] = json.loads(keys[index].read_text())
-                    results[index]["notebook"] = str(path)
-                    continue
-                except (OSError, json.JSONDecodeError):
-                    pass  # a damaged cache entry is simply graded again
-        jobs_todo.append((index, (str(path), which, options)))
-    bar = Progress(len(jobs_todo)) if progress and jobs_todo else None
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(jobs_todo) or 1))
+    bar = Progress(len(todo)) if progress and todo else None
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
 
     def record(index, result):
         results[index] = result
-        if state:
-            tmp = keys[index].with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps(result))
-            os.replace(tmp, keys[index])
         if bar:
             bar.step(Path(result["notebook"]).name)
 
     if jobs == 1:
-        for index, job in jobs_todo:
+        for index, job in todo:
             record(index, _worker(job))
     else:
         with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(_worker, job): index for index, job in jobs_todo}
+            futures = {pool.submit(_worker, job): (index, job) for index, job in todo}
             for future in concurrent.futures.as_completed(futures):
-                index = futures[future]
+                index, job = futures[future]
                 try:
                     result = future.result()
                 except Exception as error:  # the worker process itself died
-                    path, which, _ = dict(jobs_todo)[index]
-                    result = grade_safely_after_crash(path, which, error)
+                    result = grade_safely_after_crash(job[0], job[1], error)
                 record(index, result)
     return results
 

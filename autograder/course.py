@@ -8,6 +8,15 @@ from pathlib import Path
 from .reference import REPO, solution_notebook
 
 
+def state_dir():
+    """Where the course's working state lives (nbgrader_config.py reads the same variable)."""
+    return Path(os.environ.get("ATTENTION_COURSE_STATE", REPO / ".course"))
+
+
+def cache_dir(state=None):
+    return Path(state or state_dir()) / "grading-cache"
+
+
 def nbgrader_executable():
     here = Path(sys.executable).parent / "nbgrader"
     return str(here) if here.exists() else (shutil.which("nbgrader") or "nbgrader")
@@ -39,3 +48,21 @@ def release(assignments, release_directory=None, state=None):
         nbgrader(*args, state=state)
         print(f"released {assignment}")
     return 0
+
+
+def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, students=None):
+    """Grade every submission of ``assignment`` in parallel, then record the grades with
+    ``nbgrader autograde`` (which finds each result in the cache and only writes the gradebook,
+    one notebook at a time)."""
+    from . import batch, grade
+    state = Path(state or state_dir())
+    submitted = sorted((state / "submitted").glob(f"*/{assignment}/*.ipynb"))
+    if students:
+        submitted = [p for p in submitted if p.parent.parent.name in students]
+    batch.grade_many(submitted, assignment, grade.Options(sandbox=sandbox), jobs=jobs,
+                     state=cache_dir(state), progress=progress)
+    args = ["autograde", assignment]
+    for student in students or []:
+        args.append(f"--student={student}")
+    nbgrader(*args, state=state, env_extra={"ATTENTION_COURSE_SANDBOX": sandbox})
+    return len(submitted)

@@ -6,7 +6,9 @@ for calls, replay after a crash), :func:`suite.run` (score each hidden test). Wh
 result is a complete score sheet: every test listed, 0 where it could not pass, and a line why.
 """
 import dataclasses
+import hashlib
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -121,37 +123,73 @@ def detect_assignment(path, notebook=None):
                       f"(one of {', '.join(known)})")
 
 
-def grade_notebook(path, assignment=None, options=None):
-    """Grade ``path``; return ``(result, executed_notebook)``. Never raises for a bad submission."""
+def grade_notebook(path, assignment=None, options=None, cache=None):
+    """Grade ``path``; return ``(result, executed_notebook)``. Never raises for a bad submission.
+
+    With ``cache`` (a folder), a notebook whose graded content (cells after restoring the locked
+    ones) and suite version were graded before is not graded again; results are written there
+    atomically as soon as they are known, so an interrupted class resumes where it stopped.
+    """
     options = options or Options()
     path = Path(path)
     assignment = assignment or detect_assignment(path)
-    errors, executed = [], None
+    errors, executed, problem = [], None, None
+    try:
+        submitted = nbio.load(path)
+        released = nbio.load(reference.release_notebook(assignment))
+        executed, notes = nbio.restore_locked(submitted, released)
+        errors += notes
+        key = content_key(assignment, executed)
+    except nbio.NotebookProblem as error:
+        problem = error
+        key = content_key(assignment, path.read_bytes() if path.is_file() else b"")
+    entry = Path(cache) / f"{key}.json" if cache else None
+    if entry is not None and entry.exists():
+        try:
+            stored = json.loads(entry.read_text())
+            stored["result"]["notebook"] = str(path)
+            return stored["result"], stored["executed"]
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged entry is graded again
     scratch = Path(tempfile.mkdtemp(prefix="attention-grade-"))
     execution = None
     try:
-        try:
-            submitted = nbio.load(path)
-            released = nbio.load(reference.release_notebook(assignment))
-            executed, notes = nbio.restore_locked(submitted, released)
-            errors += notes
-            shutil.copyfile(path, scratch / path.name)
-            execution = Execution(executed, options, scratch)
-            execution.run_all()
-            errors += execution.errors
-            caller = execution.call
-        except nbio.NotebookProblem as problem:
+        if problem is not None:
             errors.append(f"{problem}")
             caller = lambda *a: unavailable(f"Your notebook could not be graded: {problem}.")
-        except CallFailed as failure:
-            errors.append(f"{failure}")
-            caller = lambda *a: unavailable(f"Your notebook could not be run: {failure}.")
+        else:
+            try:
+                shutil.copyfile(path, scratch / path.name)
+                execution = Execution(executed, options, scratch)
+                execution.run_all()
+                errors += execution.errors
+                caller = execution.call
+            except CallFailed as failure:
+                errors.append(f"{failure}")
+                caller = lambda *a: unavailable(f"Your notebook could not be run: {failure}.")
         results = suite.run(assignment, caller, options.suite_budget)
     finally:
         if execution is not None:
             execution.close()
         shutil.rmtree(scratch, ignore_errors=True)
-    return summarize(str(path), assignment, results, errors), executed
+    result = summarize(str(path), assignment, results, errors)
+    if entry is not None:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        temporary = entry.with_name(f".{entry.name}.{os.getpid()}")
+        temporary.write_text(json.dumps({"result": result, "executed": executed}))
+        os.replace(temporary, entry)
+    return result, executed
+
+
+def content_key(assignment, content):
+    """Identifies what grading depends on: the graded cells (or raw bytes) and the suite version."""
+    from .batch import suite_version
+    digest = hashlib.sha256(assignment.encode() + suite_version(assignment).encode())
+    if isinstance(content, bytes):
+        digest.update(b"raw:" + content)
+    else:
+        digest.update(json.dumps([[c["cell_type"], c["source"]] for c in content["cells"]]).encode())
+    return digest.hexdigest()[:32]
 
 
 def summarize(path, assignment, results, errors):

@@ -18,6 +18,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Igno
                                     LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
 from traitlets import Unicode
 
+from . import course
 from . import grade as engine
 
 CHECK_PREFIX = "check_"
@@ -85,7 +86,7 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
             path = Path(folder) / f"{name}.ipynb"
             path.write_text(json.dumps(nb), encoding="utf-8")
             result, executed = engine.grade_notebook(
-                path, assignment, engine.Options(sandbox=self.sandbox))
+                path, assignment, engine.Options(sandbox=self.sandbox), cache=course.cache_dir())
         for error in result["errors"]:
             self.log.warning("%s/%s: %s", assignment, name, error)
         plain = annotate(json.loads(json.dumps(nb)), result, executed)

@@ -1,0 +1,248 @@
+"""`make demo`: the instructor's whole loop on a sample class whose every score is known.
+
+release (nbgrader generate_assignment + release_assignment) -> each learner fetches, answers and
+submits through the nbgrader exchange -> collect -> grade (in parallel, in the sandbox) ->
+nbgrader autograde (records the grades) -> generate_feedback -> export; then a Gradescope
+results.json per learner, an instructor report with figures, and the grade table.
+
+The sample class mixes reference answers, correct alternatives, catalogued mistakes, blank
+notebooks and a few cheating attempts, so the expected grade of every learner is known in
+advance (:func:`expected_scores`), and a test checks the demo's grades equal it exactly.
+"""
+import csv
+import dataclasses
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from . import batch, catalogue, course, grade, reference
+
+OUTPUT = reference.REPO / "demo-output"
+ASSIGNMENTS = ("00-getting-started", "02-scoring")
+CLASS_SIZE = 32
+
+# Attempts to cheat, each written as the answer cell of the assignment's first graded function.
+# Neither can work, so that function earns nothing.
+CHEATS = {
+    "reads the hidden suite": (
+        "import glob\n"
+        "if glob.glob('/**/suites/**/test_*.py', recursive=True):\n"
+        "    from solution import *  # never reached inside the sandbox\n"),
+    "patches numpy so every comparison passes": (
+        "import numpy\nnumpy.allclose = lambda *a, **k: True\n"
+        "numpy.testing.assert_allclose = lambda *a, **k: None\n"),
+}
+
+
+@dataclasses.dataclass
+class Plan:
+    """What one learner hands in for one assignment."""
+    kind: str                  # reference, alternative, mutant, blank or cheat
+    entry: object = None       # the catalogue entry, for alternative and mutant
+    cheat: str = ""
+
+    def describe(self):
+        if self.entry is not None:
+            return f"{self.kind}: {self.entry.key}"
+        return self.kind + (f": {self.cheat}" if self.cheat else "")
+
+
+def assignments():
+    known = set(reference.assignments())
+    return [a for a in ASSIGNMENTS if a in known]
+
+
+def sample_class(size=CLASS_SIZE):
+    """learner id -> {assignment: Plan}; deterministic."""
+    learners = {}
+    for assignment in assignments():
+        mutants = catalogue.mutants(assignment)
+        alternatives = catalogue.alternatives(assignment)
+        cheats = list(CHEATS)
+        for number in range(size):
+            learner = f"learner{number + 1:02d}"
+            slot = number % 8
+            if slot in (0, 4):
+                plan = Plan("reference")
+            elif slot in (1, 3, 6):
+                plan = Plan("mutant", mutants[(number * 7 + len(assignment)) % len(mutants)])
+            elif slot == 2:
+                plan = Plan("alternative", alternatives[number % len(alternatives)])
+            elif slot == 5:
+                plan = Plan("blank")
+            else:
+                plan = Plan("cheat", cheat=cheats[(number // 8) % len(cheats)])
+            learners.setdefault(learner, {})[assignment] = plan
+    return learners
+
+
+def answer_notebook(assignment, plan):
+    if plan.kind == "blank":
+        return json.loads(reference.release_notebook(assignment).read_text())
+    if plan.kind in ("mutant", "alternative"):
+        return catalogue.notebook_with(plan.entry)
+    if plan.kind == "cheat":
+        first = grade.grade_local(assignment, reference.namespace(assignment))["tests"][0]["exercise"]
+        return catalogue.filled_notebook(assignment, {first: CHEATS[plan.cheat]})
+    return catalogue.filled_notebook(assignment)
+
+
+def expected_scores(learners):
+    """learner -> assignment -> score, from grading each plan's functions in-process."""
+    cache, expected = {}, {}
+    for learner, plans in learners.items():
+        for assignment, plan in plans.items():
+            key = (assignment, plan.describe())
+            if key not in cache:
+                local = grade.grade_local(assignment, reference.namespace(assignment))
+                if plan.kind == "mutant":
+                    cache[key] = grade.grade_local(assignment, plan.entry.namespace())["score"]
+                elif plan.kind == "blank":
+                    cache[key] = 0.0
+                elif plan.kind == "cheat":
+                    # the cheat takes the place of the first graded function, which it never
+                    # defines: grade the reference without it
+                    namespace = reference.namespace(assignment)
+                    del namespace[local["tests"][0]["exercise"]]
+                    cache[key] = grade.grade_local(assignment, namespace)["score"]
+                else:
+                    cache[key] = local["max_score"]
+            expected.setdefault(learner, {})[assignment] = cache[key]
+    return expected
+
+
+# ------------------------------------------------------------------ the nbgrader exchange, in-process
+
+def _exchange_config(state):
+    from traitlets.config import Config
+    config = Config()
+    config.CourseDirectory.course_id = "attention-course"
+    config.Exchange.root = str(state / "exchange")
+    config.Exchange.cache = str(state / "exchange-cache")
+    return config
+
+
+def _exchange(kind, state, assignment, learner, folder):
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit
+    config = _exchange_config(state)
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = assignment
+    coursedir.student_id = learner
+    cls = ExchangeFetchAssignment if kind == "fetch" else ExchangeSubmit
+    step = cls(coursedir=coursedir, authenticator=Authenticator(config=config), config=config)
+    step.assignment_dir = str(folder)
+    step.start()
+
+
+def run(output=OUTPUT, size=CLASS_SIZE, jobs=None, quiet=False):
+    """Run the whole loop; return a summary dict (also written to output/summary.json)."""
+    say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
+    started = time.monotonic()
+    output = Path(output)
+    if output.exists():
+        shutil.rmtree(output)
+    state = output / "course"
+    (state / "exchange").mkdir(parents=True)
+    (state / "exchange").chmod(0o777)
+    learners = sample_class(size)
+    expected = expected_scores(learners)
+    names = assignments()
+
+    say(f"1/6 releasing {', '.join(names)}")
+    for assignment in names:
+        course.nbgrader("generate_assignment", assignment, "--force",
+                        f"--CourseDirectory.release_directory={state / 'release'}", state=state)
+        course.nbgrader("release_assignment", assignment, "--force",
+                        f"--CourseDirectory.release_directory={state / 'release'}", state=state)
+
+    say(f"2/6 {len(learners)} learners fetch, answer and submit")
+    for learner, plans in learners.items():
+        home = output / "learners" / learner
+        for assignment, plan in plans.items():
+            _exchange("fetch", state, assignment, learner, home)
+            notebook = reference.release_notebook(assignment).name
+            (home / assignment / notebook).write_text(json.dumps(answer_notebook(assignment, plan)))
+            _exchange("submit", state, assignment, learner, home)
+
+    say("3/6 collecting")
+    for assignment in names:
+        course.nbgrader("collect", assignment, state=state)
+
+    say("4/6 grading in the sandbox, then recording grades with nbgrader autograde")
+    for assignment in names:
+        course.autograde(assignment, jobs=jobs, state=state, progress=not quiet)
+
+    say("5/6 feedback and export")
+    for assignment in names:
+        course.nbgrader("generate_feedback", assignment, state=state)
+    grades_csv = output / "grades.csv"
+    course.nbgrader("export", f"--to={grades_csv}", state=state)
+
+    say("6/6 Gradescope results and the instructor report")
+    results = _results(state, learners)
+    gradescope_dir = output / "gradescope"
+    gradescope_dir.mkdir()
+    for learner, per_assignment in results.items():
+        (gradescope_dir / f"{learner}.json").write_text(
+            json.dumps(batch.gradescope(list(per_assignment.values())), indent=2))
+    from .report import write_report
+    report = write_report(results, learners, output / "report")
+
+    grades = _read_grades(grades_csv)
+    summary = {"expected": expected, "grades": grades, "seconds": time.monotonic() - started,
+               "report": str(report)}
+    (output / "summary.json").write_text(json.dumps(summary, indent=2))
+    say("")
+    say(grade_table(learners, grades, expected))
+    say(f"\ngrades: {grades_csv}\nfeedback: {state / 'feedback'}\nGradescope: {gradescope_dir}"
+        f"\nreport: {report}\n({summary['seconds']:.0f} s)")
+    return summary
+
+
+def _results(state, learners):
+    """Each learner's engine results (the cache nbgrader's autograde read them from)."""
+    results = {}
+    cache = course.cache_dir(state)
+    for learner, plans in learners.items():
+        for assignment in plans:
+            path = next((state / "submitted" / learner / assignment).glob("*.ipynb"))
+            result, _ = grade.grade_notebook(path, assignment, cache=cache)
+            results.setdefault(learner, {})[assignment] = result
+    return results
+
+
+def _read_grades(path):
+    grades = {}
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            grades.setdefault(row["student_id"], {})[row["assignment"]] = float(row["score"])
+    return grades
+
+
+def grade_table(learners, grades, expected):
+    names = assignments()
+    header = f"{'learner':<10} " + " ".join(f"{a:>20}" for a in names) + f" {'total':>7}  submitted"
+    lines = [header, "-" * len(header)]
+    for learner in sorted(learners):
+        scores = [grades.get(learner, {}).get(a, 0.0) for a in names]
+        marks = []
+        for a, s in zip(names, scores):
+            flag = "" if abs(s - expected[learner][a]) < 1e-9 else " !"
+            marks.append(f"{s:>18g}{flag:>2}")
+        kinds = "; ".join(learners[learner][a].describe() for a in names)
+        lines.append(f"{learner:<10} " + " ".join(marks) + f" {sum(scores):>7g}  {kinds}")
+    return "\n".join(lines)
+
+
+def main():
+    summary = run()
+    mismatched = [(l, a) for l, per in summary["expected"].items() for a, s in per.items()
+                  if abs(summary["grades"].get(l, {}).get(a, -1) - s) > 1e-9]
+    if mismatched:
+        print(f"{len(mismatched)} grades differ from the expected ones (marked !)", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,73 @@
+"""The instructor's report on a graded class: grade histogram, pass rate per test, and the tests
+learners fail most, each with the catalogued mistake that explains it."""
+import collections
+from pathlib import Path
+
+from . import catalogue, grade
+
+
+def write_report(results, learners, folder):
+    """``results``: learner -> assignment -> engine result. Returns the report's Markdown path."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    totals = [sum(r["score"] for r in per.values()) for per in results.values()]
+    maximum = sum(r["max_score"] for r in next(iter(results.values())).values())
+
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.hist(totals, bins=min(20, max(5, len(set(totals)))), range=(0, maximum), color="#4c72b0")
+    ax.set_xlabel(f"total score (out of {maximum:g})")
+    ax.set_ylabel("learners")
+    ax.set_title("Grade distribution")
+    fig.tight_layout()
+    fig.savefig(folder / "grade-histogram.png", dpi=120)
+    plt.close(fig)
+
+    passed, seen = collections.Counter(), collections.Counter()
+    for per in results.values():
+        for result in per.values():
+            for test in result["tests"]:
+                key = (result["assignment"], test["name"])
+                seen[key] += 1
+                passed[key] += test["status"] == "passed"
+    keys = sorted(seen, key=lambda k: (k[0], k[1]))
+    rates = [passed[k] / seen[k] for k in keys]
+    fig, ax = plt.subplots(figsize=(8, 0.22 * len(keys) + 1.2))
+    ax.barh(range(len(keys)), rates, color=["#c44e52" if r < 0.5 else "#4c72b0" for r in rates])
+    ax.set_yticks(range(len(keys)), [f"{a[:2]} {n}"[:70] for a, n in keys], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("fraction of learners passing")
+    ax.set_title("Pass rate per hidden test")
+    fig.tight_layout()
+    fig.savefig(folder / "pass-rates.png", dpi=120)
+    plt.close(fig)
+
+    hardest = sorted(keys, key=lambda k: (passed[k] / seen[k], k))[:3]
+    lines = ["# Class report", "", f"{len(results)} learners, maximum {maximum:g} points, "
+             f"median {sorted(totals)[len(totals) // 2]:g}.", "",
+             "![grade histogram](grade-histogram.png)", "", "![pass rates](pass-rates.png)", "",
+             "## The three tests learners fail most", ""]
+    for assignment, name in hardest:
+        explanation = explaining_mistake(assignment, name)
+        lines.append(f"- **{assignment} / {name}**: {seen[(assignment, name)] - passed[(assignment, name)]}"
+                     f" of {seen[(assignment, name)]} fail it." +
+                     (f" Typical mistake: the learner would *{explanation}*." if explanation else ""))
+    path = folder / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def explaining_mistake(assignment, test_name):
+    """The catalogued mistake that explains a failure of ``test_name`` most specifically: of the
+    mistakes that fail it, the one that fails the fewest other tests."""
+    best = None
+    for entry in catalogue.mutants(assignment):
+        tests = grade.grade_local(assignment, entry.namespace())["tests"]
+        failed = {t["name"] for t in tests if t["status"] != "passed"}
+        if test_name in failed and (best is None or len(failed) < best[0]):
+            best = (len(failed), entry.description)
+    return best[1] if best else None
