@@ -1,0 +1,563 @@
+"""Hidden suite of 08-learning-to-attend: numerical_gradient, softmax_backward, attention_forward,
+attention_backward.
+
+The cache of attention_forward is the learner's own: the suite never looks inside it. It only
+checks that it can cross the wire (plain data), then hands it back, unchanged, to the learner's
+attention_backward, and compares the resulting gradients with gradients computed here.
+"""
+import numpy as np
+import pytest
+
+from autograder.catalogue import mistakes, mutants
+from autograder.testing import (Lambda, SubmissionError, Unsupported, as_array, check, expect_close,
+                                expect_shape, fail, points)
+
+ASSIGNMENT = "08-learning-to-attend"
+
+# float32 results are compared with float64 truth at this tolerance.
+F32 = {"rtol": 1e-4, "atol": 1e-5}
+
+
+# ---------------------------------------------------------------- trusted math, written here
+
+def true_softmax(z):
+    z = np.asarray(z, dtype=np.float64)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def true_softmax_backward(p, d_p):
+    p = np.asarray(p, dtype=np.float64)
+    d_p = np.asarray(d_p, dtype=np.float64)
+    return p * d_p - p * np.sum(p * d_p, axis=-1, keepdims=True)
+
+
+def swap(X):
+    return np.swapaxes(X, -1, -2)
+
+
+def true_forward(Q, K, V):
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+    weights = true_softmax(Q @ swap(K) / np.sqrt(Q.shape[-1]))
+    return weights @ V, weights
+
+
+def true_backward(Q, K, V, d_output, softmax_backward=true_softmax_backward):
+    Q, K, V, d_output = (np.asarray(a, dtype=np.float64) for a in (Q, K, V, d_output))
+    _, weights = true_forward(Q, K, V)
+    d_scores = softmax_backward(weights, d_output @ swap(V)) / np.sqrt(Q.shape[-1])
+    return d_scores @ K, swap(d_scores) @ Q, swap(weights) @ d_output
+
+
+def central_differences(f, x, eps):
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = f(x)
+        x[i] = old - eps
+        down = f(x)
+        x[i] = old
+        grad[i] = (up - down) / (2 * eps)
+    return grad
+
+
+def qkv(seed, T_q, T_k, d_k, d_v, lead=(), scale=1.0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    Q = scale * rng.normal(size=lead + (T_q, d_k))
+    K = scale * rng.normal(size=lead + (T_k, d_k))
+    V = rng.normal(size=lead + (T_k, d_v))
+    d_output = rng.normal(size=lead + (T_q, d_v))
+    return tuple(a.astype(dtype) for a in (Q, K, V, d_output))
+
+
+# ---------------------------------------------------------------- clean calls
+
+def expect_clean(submission, name):
+    """No input changed in place, nothing printed, and no numpy warning. Underflow is not a
+    warning under numpy's default settings (exp of a very negative score is simply 0), so it is
+    not held against anyone."""
+    last = submission.last
+    real = [w for w in last.warnings if "underflow" not in w.lower()]
+    if real:
+        fail(f"{name} emitted a warning: {real[0]}. Valid input must not produce warnings (an "
+             f"overflow in exp usually means the row maximum was not subtracted first).")
+    if last.mutated:
+        fail(f"{name} changed its input argument number {last.mutated[0] + 1} in place; work on a "
+             f"copy instead (for example `d = d - s` rather than `d -= s`).")
+    if last.stdout.strip():
+        fail(f"{name} printed {last.stdout.strip()[:80]!r}; graded functions must not print.")
+
+
+# ---------------------------------------------------------------- numerical_gradient
+
+def lam(source):
+    """The same scalar function as a wire Lambda (for the learner) and a callable (for us)."""
+    return Lambda(source), eval(source, {"np": np})
+
+
+SMOOTH = "lambda x: float(np.sum(np.sin(x) * x ** 2 + 0.5 * x ** 3))"
+
+
+def ng_mistakes(f, x, **kwargs):
+    return mistakes(ASSIGNMENT, "numerical_gradient", f, x, **kwargs)
+
+
+def expect_gradient_shape(g, x, what):
+    g = as_array(g, what)
+    check(g.shape == np.shape(x),
+          f"{what} should have the shape of x, {np.shape(x)}, one partial derivative per entry, "
+          f"but it has shape {g.shape}. A single number usually means the whole array was nudged at "
+          f"once instead of one entry at a time.")
+    return g
+
+
+@points(1, "numerical_gradient")
+def test_numerical_gradient_central_differences(submission):
+    """central differences (f(x + eps e_i) - f(x - eps e_i)) / (2 eps) of a smooth function"""
+    wire_f, f = lam(SMOOTH)
+    x = np.random.default_rng(10).normal(size=7)
+    g = expect_gradient_shape(submission.numerical_gradient(wire_f, x), x,
+                              "numerical_gradient(f, x) for x of shape (7,)")
+    expect_close(g, central_differences(f, x, 1e-6), "numerical_gradient(f, x) with the default eps",
+                 rtol=1e-6, atol=1e-8, mistakes=ng_mistakes(f, x))
+
+
+@points(1, "numerical_gradient")
+def test_numerical_gradient_every_entry_of_any_shape(submission):
+    """nudges every entry on its own, for x of 2 and 3 dimensions"""
+    cases = [("lambda x: float(np.sum(np.tanh(x @ (np.arange(12.0).reshape(4, 3) / 10 - 0.5))))",
+              (3, 4)),
+             ("lambda x: float(np.sum(x[0] ** 2 * x[1]) + np.sum(np.cos(x)))", (2, 2, 3))]
+    for seed, (source, shape) in enumerate(cases):
+        wire_f, f = lam(source)
+        x = np.random.default_rng(20 + seed).normal(size=shape)
+        what = f"numerical_gradient(f, x) for x of shape {shape}"
+        g = expect_gradient_shape(submission.numerical_gradient(wire_f, x), x, what)
+        expect_close(g, central_differences(f, x, 1e-6), what, rtol=1e-6, atol=1e-8,
+                     mistakes=ng_mistakes(f, x))
+
+
+@points(1, "numerical_gradient")
+def test_numerical_gradient_uses_eps(submission):
+    """uses the step eps it is given (eps=0.1 on a sum of cubes gives 3x^2 + eps^2)"""
+    wire_f, f = lam("lambda x: float(np.sum(x ** 3))")
+    x = np.random.default_rng(30).normal(size=(2, 3))
+    what = "numerical_gradient(sum of cubes, x, eps=0.1)"
+    g = expect_gradient_shape(submission.numerical_gradient(wire_f, x, eps=0.1), x, what)
+    expect_close(g, 3 * x ** 2 + 0.01, what, rtol=1e-7, atol=1e-9,
+                 mistakes=ng_mistakes(f, x, eps=0.1))
+
+
+@points(1, "numerical_gradient")
+def test_numerical_gradient_accuracy(submission):
+    """close to the true gradient: log-sum-exp, whose gradient is softmax"""
+    wire_f, f = lam("lambda z: float(np.log(np.sum(np.exp(z - z.max()))) + z.max())")
+    z = np.random.default_rng(40).normal(size=(9,)) * 2
+    g = expect_gradient_shape(submission.numerical_gradient(wire_f, z), z,
+                              "numerical_gradient(logsumexp, z)")
+    expect_close(g, true_softmax(z), "numerical_gradient(logsumexp, z), whose exact value is softmax(z)",
+                 rtol=1e-5, atol=1e-8, mistakes=ng_mistakes(f, z))
+
+
+@points(1, "numerical_gradient")
+def test_numerical_gradient_leaves_x_unchanged(submission):
+    """leaves x exactly as it was (not even a rounding error), prints nothing, no warnings"""
+    wire_f, _ = lam(SMOOTH)
+    x = np.random.default_rng(50).normal(size=(5, 4))
+    submission.numerical_gradient(wire_f, x)
+    last = submission.last
+    if 1 in last.mutated:
+        fail("numerical_gradient left x changed after it returned. Save each entry before "
+             "nudging it and put the saved value back (undoing the nudge with arithmetic, "
+             "x + eps - 2 eps + eps, leaves rounding errors), or nudge a copy.")
+    expect_clean(submission, "numerical_gradient")
+
+
+@points(1, "numerical_gradient")
+def test_numerical_gradient_float32(submission):
+    """works for a float32 x (with eps = 1e-3)"""
+    wire_f, _ = lam("lambda x: float(np.sum(x.astype(np.float64) ** 2))")
+    x = np.random.default_rng(60).normal(size=(6,)).astype(np.float32)
+    what = "numerical_gradient(sum of squares, x, eps=1e-3) for a float32 x"
+    g = expect_gradient_shape(submission.numerical_gradient(wire_f, x, eps=1e-3), x, what)
+    expect_close(g, 2 * x.astype(np.float64), what, rtol=1e-3, atol=1e-4)
+
+
+# ---------------------------------------------------------------- softmax_backward
+
+def softmax_pair(seed, shape, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    p = true_softmax(rng.normal(size=shape) * 2)
+    d_p = rng.normal(size=shape)
+    return p.astype(dtype), d_p.astype(dtype)
+
+
+def sb_mistakes(p, d_p):
+    return mistakes(ASSIGNMENT, "softmax_backward", p, d_p)
+
+
+@points(1, "softmax_backward")
+@pytest.mark.parametrize("shape", [(6,), (3, 7), (4, 4)], ids=["n=6", "3x7", "4x4"])
+def test_softmax_backward_values(submission, shape):
+    """equals p * (d_p - sum(p * d_p)) along the last axis"""
+    p, d_p = softmax_pair(sum(shape), shape)
+    expect_close(submission.softmax_backward(p, d_p), true_softmax_backward(p, d_p),
+                 f"softmax_backward(p, d_p) for shape {shape}", mistakes=sb_mistakes(p, d_p))
+
+
+@points(1, "softmax_backward")
+def test_softmax_backward_batch(submission):
+    """leading batch axes: the softmax is always over the last axis"""
+    p, d_p = softmax_pair(70, (2, 3, 4, 5))
+    expect_close(submission.softmax_backward(p, d_p), true_softmax_backward(p, d_p),
+                 "softmax_backward(p, d_p) for shape (2, 3, 4, 5)", mistakes=sb_mistakes(p, d_p))
+
+
+@points(1, "softmax_backward")
+def test_softmax_backward_rows_sum_to_zero(submission):
+    """each row of the result sums to zero (softmax ignores a constant added to every score)"""
+    p, d_p = softmax_pair(80, (5, 9))
+    d_p = d_p + 3.0
+    d_z = as_array(submission.softmax_backward(p, d_p), "softmax_backward(p, d_p)")
+    expect_shape(d_z, p.shape, "softmax_backward(p, d_p)")
+    sums = d_z.sum(axis=-1)
+    check(np.allclose(sums, 0.0, atol=1e-10),
+          f"the rows of softmax_backward(p, d_p) should sum to 0, because adding the same constant "
+          f"to every score leaves the softmax unchanged; row {int(np.argmax(np.abs(sums)))} sums to "
+          f"{float(sums[np.argmax(np.abs(sums))]):.4g}. Subtract the p-weighted average of d_p, "
+          f"sum(p * d_p), not its plain sum.")
+
+
+@points(1, "softmax_backward")
+def test_softmax_backward_saturated(submission):
+    """a saturated (one-hot) row, a fully masked (all-zero) row and a single entry pass back zero"""
+    p = true_softmax(np.array([[900.0, 0.0, -400.0, 5.0], [0.0, -1e4, 1e4, 0.0]]))
+    p = np.concatenate([p, np.zeros((1, 4))])
+    d_p = np.random.default_rng(90).normal(size=p.shape)
+    expect_close(submission.softmax_backward(p, d_p), true_softmax_backward(p, d_p),
+                 "softmax_backward of saturated rows and an all-zero row of p", atol=1e-12,
+                 mistakes=sb_mistakes(p, d_p))
+    expect_clean(submission, "softmax_backward")
+    single, d_single = np.ones((3, 1)), np.array([[2.0], [-1.0], [0.5]])
+    expect_close(submission.softmax_backward(single, d_single), np.zeros((3, 1)),
+                 "softmax_backward over a last axis of length 1", atol=1e-12)
+
+
+@points(1, "softmax_backward")
+def test_softmax_backward_float32(submission):
+    """works on float32 input"""
+    p, d_p = softmax_pair(100, (4, 6), dtype=np.float32)
+    expect_close(submission.softmax_backward(p, d_p), true_softmax_backward(p, d_p),
+                 "softmax_backward(p, d_p) for float32 p and d_p", rtol=1e-4, atol=1e-6)
+
+
+@points(1, "softmax_backward")
+def test_softmax_backward_clean(submission):
+    """does not change p or d_p in place, prints nothing, emits no warning"""
+    p, d_p = softmax_pair(110, (3, 5))
+    submission.softmax_backward(p, d_p)
+    expect_clean(submission, "softmax_backward")
+
+
+# ---------------------------------------------------------------- attention_forward
+
+def find_unsupported(value, path="cache"):
+    """Where in the cache something that cannot cross the wire sits, and what it was."""
+    if isinstance(value, Unsupported):
+        return path, value.type_name
+    if isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            found = find_unsupported(item, f"{path}[{i}]")
+            if found:
+                return found
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = find_unsupported(item, f"{path}[{key!r}]")
+            if found:
+                return found
+    return None
+
+
+def expect_plain_cache(cache):
+    found = find_unsupported(cache)
+    if found:
+        path, type_name = found
+        extra = (" (a dict whose keys are not all strings?)" if type_name == "dict" else "")
+        fail(f"the cache returned by attention_forward contains an object of type {type_name}"
+             f"{extra} at {path}. The grader passes your cache back to attention_backward, so it "
+             f"must be plain data: a tuple, list or dict (with string keys) of numpy arrays and "
+             f"numbers. Functions, closures and objects of your own classes cannot make the trip.")
+
+
+def forward_output(submission, Q, K, V):
+    result = submission.attention_forward(Q, K, V)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        fail("attention_forward(Q, K, V) should return a pair (output, cache), but "
+             f"{'a ' + type(result).__name__ if not isinstance(result, np.ndarray) else 'an array'} "
+             f"came back.")
+    return result[0], result[1]
+
+
+def af_mistakes(Q, K, V):
+    return mistakes(ASSIGNMENT, "attention_forward", Q, K, V, pick=0)
+
+
+@points(1, "attention_forward")
+@pytest.mark.parametrize("sizes", [(3, 5, 4, 2), (4, 4, 9, 3), (1, 6, 3, 5)],
+                         ids=["Tq=3,Tk=5,dk=4,dv=2", "Tq=4,Tk=4,dk=9,dv=3", "Tq=1,Tk=6,dk=3,dv=5"])
+def test_attention_forward_values(submission, sizes):
+    """the output equals softmax(Q K^T / sqrt(d_k)) V"""
+    Q, K, V, _ = qkv(sum(sizes), *sizes)
+    output, _ = forward_output(submission, Q, K, V)
+    expect_close(output, true_forward(Q, K, V)[0],
+                 "the output of attention_forward(Q, K, V) for (T_q, T_k, d_k, d_v) = "
+                 f"{sizes}", mistakes=af_mistakes(Q, K, V))
+
+
+@points(1, "attention_forward")
+def test_attention_forward_batch(submission):
+    """leading batch axes (2, 3): every batch item attends on its own"""
+    Q, K, V, _ = qkv(120, 5, 6, 4, 7, lead=(2, 3))
+    output, _ = forward_output(submission, Q, K, V)
+    expect_close(output, true_forward(Q, K, V)[0],
+                 "the output of attention_forward for Q (2, 3, 5, 4), K (2, 3, 6, 4), V (2, 3, 6, 7)",
+                 mistakes=af_mistakes(Q, K, V))
+
+
+@points(1, "attention_forward")
+def test_attention_forward_float32(submission):
+    """works on float32 input"""
+    Q, K, V, _ = qkv(130, 4, 5, 8, 3, lead=(2,), dtype=np.float32)
+    output, _ = forward_output(submission, Q, K, V)
+    expect_close(output, true_forward(Q, K, V)[0], "the output of attention_forward for float32 "
+                 "Q, K, V", mistakes=af_mistakes(Q, K, V), **F32)
+
+
+@points(1, "attention_forward")
+def test_attention_forward_huge_scores(submission):
+    """scores in the thousands: no overflow, no NaN, no warning"""
+    Q, K, V, _ = qkv(140, 3, 5, 4, 2, lead=(2,), scale=60.0)
+    output, _ = forward_output(submission, Q, K, V)
+    expect_close(output, true_forward(Q, K, V)[0],
+                 "the output of attention_forward when the scores are in the thousands",
+                 mistakes=af_mistakes(Q, K, V))
+    expect_clean(submission, "attention_forward")
+
+
+@points(1, "attention_forward")
+def test_attention_forward_single_key(submission):
+    """with a single key every query gets weight 1 on it: the output is that value"""
+    Q, K, V, _ = qkv(150, 3, 1, 4, 5, lead=(2,))
+    output, _ = forward_output(submission, Q, K, V)
+    expect_close(output, np.broadcast_to(V, (2, 3, 5)),
+                 "the output of attention_forward with T_k = 1", mistakes=af_mistakes(Q, K, V))
+    Q, K, V, _ = qkv(151, 1, 1, 2, 3)
+    output, _ = forward_output(submission, Q, K, V)
+    expect_close(output, V, "the output of attention_forward with T_q = T_k = 1")
+
+
+@points(1, "attention_forward")
+def test_attention_forward_cache_is_plain_data(submission):
+    """the cache is plain data (arrays and numbers in a tuple, list or dict) the grader can pass back"""
+    Q, K, V, _ = qkv(160, 3, 4, 2, 2)
+    _, cache = forward_output(submission, Q, K, V)
+    expect_plain_cache(cache)
+
+
+@points(1, "attention_forward")
+def test_attention_forward_clean(submission):
+    """does not change Q, K or V in place, prints nothing, emits no warning"""
+    Q, K, V, _ = qkv(170, 4, 3, 5, 2, lead=(2,))
+    forward_output(submission, Q, K, V)
+    expect_clean(submission, "attention_forward")
+
+
+# ---------------------------------------------------------------- attention_backward
+
+def forward_for_backward(submission, Q, K, V, d_output):
+    """The learner's forward pass, run to test their backward pass. When it cannot run, say so,
+    unless attention_backward itself is missing or unimplemented, which is the news that matters."""
+    try:
+        return forward_output(submission, Q, K, V)
+    except SubmissionError as forward_error:
+        try:
+            submission.attention_backward(d_output, ())
+        except SubmissionError as backward_error:
+            text = str(backward_error)
+            if "is not implemented yet" in text or "is not defined in your notebook" in text:
+                raise
+        except Exception:
+            pass
+        raise SubmissionError(f"attention_backward is tested through the cache of your "
+                              f"attention_forward, which could not run: {forward_error}") from None
+
+
+def learner_gradients(submission, Q, K, V, d_output, forward_tolerance=None):
+    """Run the learner's forward pass, hand its cache back to their backward pass unchanged."""
+    output, cache = forward_for_backward(submission, Q, K, V, d_output)
+    expect_plain_cache(cache)
+    expected = true_forward(Q, K, V)[0]
+    output = as_array(output, "the output of attention_forward")
+    tolerance = forward_tolerance or {"rtol": 1e-6, "atol": 1e-8}
+    check(output.shape == expected.shape and np.allclose(output, expected, **tolerance),
+          "attention_backward is tested through the cache your attention_forward returns, and "
+          "attention_forward(Q, K, V) is not right yet on this input: fix attention_forward first.")
+    grads = submission.attention_backward(d_output, cache)
+    if not isinstance(grads, (tuple, list)) or len(grads) != 3:
+        fail("attention_backward(d_output, cache) should return three arrays (dQ, dK, dV).")
+    names = ("dQ", "dK", "dV")
+    arrays = []
+    for name, grad, like in zip(names, grads, (Q, K, V)):
+        grad = as_array(grad, name)
+        expect_shape(grad, np.shape(like), f"{name} (the gradient has the shape of {name[1]})")
+        arrays.append(grad)
+    return arrays
+
+
+def backward_mistakes(Q, K, V, d_output):
+    """What each catalogued mistake of attention_backward (run on a cache laid out as the
+    reference's) and each softmax_backward mistake (inside an otherwise correct backward pass)
+    gives for dQ, dK and dV."""
+    found = [{}, {}, {}]
+    reference_cache = (Q, K, V, true_forward(Q, K, V)[1])
+    for entry in mutants(ASSIGNMENT, "attention_backward"):
+        try:
+            with np.errstate(all="ignore"):
+                copies = tuple(np.array(a) for a in reference_cache)
+                grads = entry.namespace()["attention_backward"](np.array(d_output), copies)
+            for part, value in zip(found, grads):
+                part[entry.description] = value
+        except Exception:
+            continue
+    for entry in mutants(ASSIGNMENT, "softmax_backward"):
+        try:
+            with np.errstate(all="ignore"):
+                wrong = entry.namespace()["softmax_backward"]
+                grads = true_backward(Q, K, V, d_output,
+                                      softmax_backward=lambda p, d, wrong=wrong: wrong(p, d.copy()))
+            description = f"use a softmax_backward that would {entry.description}"
+            for part, value in zip(found, grads):
+                part.setdefault(description, value)
+        except Exception:
+            continue
+    return found
+
+
+def expect_gradients(submission, Q, K, V, d_output, what, which=(0, 1, 2), rtol=1e-6, atol=1e-8,
+                     forward_tolerance=None):
+    got = learner_gradients(submission, Q, K, V, d_output, forward_tolerance)
+    truth = true_backward(Q, K, V, d_output)
+    named = backward_mistakes(Q, K, V, d_output)
+    for index in which:
+        name = ("dQ", "dK", "dV")[index]
+        expect_close(got[index], truth[index], f"{name} {what}", rtol=rtol, atol=atol,
+                     mistakes=named[index])
+    return got
+
+
+SHAPES = [(3, 5, 4, 2), (4, 4, 6, 3)]
+SHAPE_IDS = ["Tq=3,Tk=5,dk=4,dv=2", "Tq=4,Tk=4,dk=6,dv=3"]
+
+
+@points(1, "attention_backward")
+@pytest.mark.parametrize("sizes", SHAPES, ids=SHAPE_IDS)
+def test_attention_backward_dV(submission, sizes):
+    """dV equals the transposed weights times d_output"""
+    Q, K, V, d_output = qkv(200 + sum(sizes), *sizes)
+    expect_gradients(submission, Q, K, V, d_output, f"for (T_q, T_k, d_k, d_v) = {sizes}", which=(2,))
+
+
+@points(1, "attention_backward")
+@pytest.mark.parametrize("sizes", SHAPES, ids=SHAPE_IDS)
+def test_attention_backward_dQ(submission, sizes):
+    """dQ goes through the softmax backward and the 1/sqrt(d_k) scale"""
+    Q, K, V, d_output = qkv(210 + sum(sizes), *sizes)
+    expect_gradients(submission, Q, K, V, d_output, f"for (T_q, T_k, d_k, d_v) = {sizes}", which=(0,))
+
+
+@points(1, "attention_backward")
+@pytest.mark.parametrize("sizes", SHAPES, ids=SHAPE_IDS)
+def test_attention_backward_dK(submission, sizes):
+    """dK goes through the softmax backward, transposed, and the 1/sqrt(d_k) scale"""
+    Q, K, V, d_output = qkv(220 + sum(sizes), *sizes)
+    expect_gradients(submission, Q, K, V, d_output, f"for (T_q, T_k, d_k, d_v) = {sizes}", which=(1,))
+
+
+@points(1, "attention_backward")
+def test_attention_backward_batch(submission):
+    """leading batch axes (2, 3): transposes swap only the last two axes"""
+    Q, K, V, d_output = qkv(230, 5, 6, 4, 7, lead=(2, 3))
+    expect_gradients(submission, Q, K, V, d_output, "for a batch, Q (2, 3, 5, 4), K (2, 3, 6, 4), "
+                     "V (2, 3, 6, 7)")
+
+
+@points(1, "attention_backward")
+def test_attention_backward_float32(submission):
+    """works on float32 input"""
+    Q, K, V, d_output = qkv(240, 4, 5, 8, 3, lead=(2,), dtype=np.float32)
+    expect_gradients(submission, Q, K, V, d_output, "for float32 inputs", forward_tolerance=F32,
+                     **F32)
+
+
+@points(1, "attention_backward")
+def test_attention_backward_saturated(submission):
+    """scores in the thousands: finite gradients, almost none through the saturated softmax"""
+    Q, K, V, d_output = qkv(250, 3, 5, 4, 2, lead=(2,), scale=60.0)
+    expect_gradients(submission, Q, K, V, d_output, "when the scores are in the thousands")
+    expect_clean(submission, "attention_backward")
+
+
+@points(1, "attention_backward")
+def test_attention_backward_single_key(submission):
+    """with a single key: no gradient for Q and K, and dV is the sum of d_output over queries"""
+    Q, K, V, d_output = qkv(260, 3, 1, 4, 5, lead=(2,))
+    dQ, dK, dV = learner_gradients(submission, Q, K, V, d_output)
+    expect_close(dQ, np.zeros_like(Q), "dQ with T_k = 1 (the only weight is always 1)", atol=1e-10)
+    expect_close(dK, np.zeros_like(K), "dK with T_k = 1 (the only weight is always 1)", atol=1e-10)
+    expect_close(dV, d_output.sum(axis=-2, keepdims=True), "dV with T_k = 1")
+
+
+@points(1, "attention_backward")
+def test_attention_backward_key_gradients_sum_to_zero(submission):
+    """adding one vector to every key changes nothing, so dK sums to zero over the keys"""
+    Q, K, V, d_output = qkv(270, 4, 6, 3, 2)
+    _, dK, _ = learner_gradients(submission, Q, K, V, d_output)
+    total = dK.sum(axis=-2)
+    check(np.allclose(total, 0.0, atol=1e-10),
+          f"dK summed over the keys should be 0 (adding one vector to every key adds the same "
+          f"number to all the scores of a row, which softmax ignores), but it is "
+          f"{np.array2string(total, precision=4)}. The softmax backward step is the likely culprit.")
+
+
+@points(1, "attention_backward")
+def test_attention_backward_uses_only_its_cache(submission):
+    """uses only its cache: another forward pass in between changes nothing"""
+    Q, K, V, d_output = qkv(280, 3, 4, 5, 2)
+    _, first_cache = forward_for_backward(submission, Q, K, V, d_output)
+    expect_plain_cache(first_cache)
+    forward_output(submission, *qkv(281, 3, 4, 5, 2)[:3])
+    late = submission.attention_backward(d_output, first_cache)
+    if not isinstance(late, (tuple, list)) or len(late) != 3:
+        fail("attention_backward(d_output, cache) should return three arrays (dQ, dK, dV).")
+    right_away = learner_gradients(submission, Q, K, V, d_output)
+    truth = true_backward(Q, K, V, d_output)
+    named = backward_mistakes(Q, K, V, d_output)
+    for index, name in enumerate(("dQ", "dK", "dV")):
+        late_grad = as_array(late[index], name)
+        if (np.allclose(right_away[index], truth[index]) and not
+                (late_grad.shape == truth[index].shape and np.allclose(late_grad, truth[index]))):
+            fail(f"{name} is right when attention_backward runs just after attention_forward, but "
+                 f"wrong when another forward pass ran in between: attention_backward must take "
+                 f"everything it needs from its cache, not from global variables.")
+        expect_close(late_grad, truth[index], f"{name} computed from the cache of an earlier "
+                     f"forward pass", mistakes=named[index])
+
+
+@points(1, "attention_backward")
+def test_attention_backward_clean(submission):
+    """does not change d_output in place, prints nothing, emits no warning"""
+    Q, K, V, d_output = qkv(290, 4, 3, 5, 2, lead=(2,))
+    learner_gradients(submission, Q, K, V, d_output)
+    expect_clean(submission, "attention_backward")
