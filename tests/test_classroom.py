@@ -1,0 +1,172 @@
+"""The instructor's loop with real people: an instructor and three learners as real OS users,
+sharing a local nbgrader exchange, each running the real nbgrader command line as themselves.
+
+release -> fetch -> answer -> submit (one learner twice, one late) -> collect -> grade ->
+generate_feedback -> release_feedback -> fetch_feedback -> export.
+
+Creating users needs root (as in CI); elsewhere the test skips and says why.
+"""
+import csv
+import datetime
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import catalogue, reference
+from support import REPO
+
+pytestmark = pytest.mark.slow
+
+ASSIGNMENT = "00-getting-started"
+NOTEBOOK = reference.solution_notebook(ASSIGNMENT).name
+COURSE = "attention-course"
+PREFIX = f"ac{os.getpid() % 10000}"
+BIN = Path(sys.executable).parent
+
+
+def run_as(user, home, *args, cwd=None, env=None, check=True):
+    environment = {"HOME": str(home), "USER": user, "LOGNAME": user,
+                   "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    environment.update(env or {})
+    command = ["runuser", "-u", user, "--", "env", "-i",
+               *[f"{k}={v}" for k, v in environment.items()], *args]
+    done = subprocess.run(command, cwd=cwd or home, capture_output=True, text=True, timeout=900)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{user}: {' '.join(args)} failed ({done.returncode})\n"
+                             f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    return done
+
+
+@pytest.fixture
+def people():
+    if os.geteuid() != 0:
+        pytest.skip("creating OS users for the instructor and learners needs root (CI runs as root)")
+    if not shutil.which("useradd") or not shutil.which("runuser"):
+        pytest.skip("useradd and runuser are needed to create and act as users")
+    root = Path(tempfile.mkdtemp(prefix="classroom-"))  # pytest's own tmp is root-only
+    root.chmod(0o755)
+    names = {"instructor": f"{PREFIX}-teach", "alice": f"{PREFIX}-alice", "bob": f"{PREFIX}-bob",
+             "carol": f"{PREFIX}-carol"}
+    homes = {}
+    # The interpreter may live under a folder only root can enter (pyenv in /root): let the
+    # users traverse, not list, the folders above it for the duration of the test.
+    opened = []
+    for folder in [*Path(os.path.realpath(sys.executable)).parents, *BIN.parents]:
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            folder.chmod(mode | stat.S_IXOTH)
+            opened.append((folder, mode))
+    try:
+        for role, user in names.items():
+            home = root / "home" / user
+            subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell",
+                            "/bin/sh", user], check=True, capture_output=True)
+            home.chmod(0o700)
+            homes[role] = home
+        yield names, homes, root
+    finally:
+        for user in names.values():
+            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+            subprocess.run(["userdel", "--remove", user], capture_output=True)
+        for folder, mode in opened:
+            folder.chmod(mode)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_release_submit_grade_feedback_export_with_real_users(people):
+    names, homes, root = people
+    teacher, home_t = names["instructor"], homes["instructor"]
+    exchange = root / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)  # as nbgrader's documentation asks for a shared exchange
+    state = home_t / "course"
+    run_as(teacher, home_t, "mkdir", "-p", str(state))
+    # The instructor's own nbgrader config: late work gets zero points (nbgrader's "zero" plugin).
+    (home_t / ".jupyter").mkdir()
+    (home_t / ".jupyter" / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.Exchange.root = {str(exchange)!r}\n"
+        "c.LateSubmissionPlugin.penalty_method = 'zero'\n")
+    shutil.chown(home_t / ".jupyter", teacher, teacher)
+    shutil.chown(home_t / ".jupyter" / "nbgrader_config.py", teacher, teacher)
+    course_env = {"ATTENTION_COURSE_STATE": str(state)}
+
+    def instructor(*args):
+        return run_as(teacher, home_t, *args, cwd=REPO, env=course_env)
+
+    release = state / "release"
+    instructor("nbgrader", "generate_assignment", ASSIGNMENT, "--force",
+               f"--CourseDirectory.release_directory={release}")
+    instructor("nbgrader", "release_assignment", ASSIGNMENT, "--force",
+               f"--CourseDirectory.release_directory={release}", f"--Exchange.root={exchange}")
+
+    learner_flags = [f"--course={COURSE}", f"--Exchange.root={exchange}"]
+
+    def learner(role, *args, check=True):
+        return run_as(names[role], homes[role], *args, check=check)
+
+    def answer(role, notebook):
+        path = homes[role] / ASSIGNMENT / NOTEBOOK
+        path.write_text(json.dumps(notebook))
+        shutil.chown(path, names[role], names[role])
+
+    right = catalogue.filled_notebook(ASSIGNMENT)
+    wrong = catalogue.notebook_with(catalogue.mutants(ASSIGNMENT, "row_normalize")[0])
+    for role in ("alice", "bob", "carol"):
+        learner(role, "nbgrader", "fetch_assignment", ASSIGNMENT, *learner_flags)
+        assert (homes[role] / ASSIGNMENT / NOTEBOOK).exists()
+    answer("alice", right)
+    learner("alice", "nbgrader", "submit", ASSIGNMENT, *learner_flags)
+    answer("bob", wrong)
+    learner("bob", "nbgrader", "submit", ASSIGNMENT, *learner_flags)
+    time.sleep(1.1)
+    answer("bob", right)  # bob fixes his answer and submits again: the latest counts
+    learner("bob", "nbgrader", "submit", ASSIGNMENT, *learner_flags)
+    time.sleep(1.1)
+    due = datetime.datetime.now(datetime.timezone.utc)
+    time.sleep(1.1)
+    answer("carol", right)
+    learner("carol", "nbgrader", "submit", ASSIGNMENT, *learner_flags)  # after the due date
+    instructor("nbgrader", "db", "assignment", "add", ASSIGNMENT,
+               f"--duedate={due.strftime('%Y-%m-%d %H:%M:%S')} UTC")
+
+    # No learner can see another's submission in the exchange.
+    inbound = exchange / COURSE / "inbound"
+    peek = learner("alice", "ls", str(inbound), check=False)
+    assert peek.returncode != 0 and "Permission denied" in peek.stderr
+    assert learner("alice", "ls", str(homes["bob"]), check=False).returncode != 0
+
+    instructor("nbgrader", "collect", ASSIGNMENT, f"--Exchange.root={exchange}")
+    instructor(str(BIN / "python"), "-m", "autograder", "autograde", ASSIGNMENT, "--jobs", "2")
+    instructor("nbgrader", "generate_feedback", ASSIGNMENT)
+    instructor("nbgrader", "release_feedback", ASSIGNMENT, f"--Exchange.root={exchange}")
+    grades = state / "grades.csv"
+    instructor("nbgrader", "export", f"--to={grades}")
+
+    rows = {r["student_id"]: r for r in csv.DictReader(open(grades))}
+    assert float(rows[names["alice"]]["score"]) == 8.0
+    assert float(rows[names["bob"]]["score"]) == 8.0  # his second submission
+    assert float(rows[names["carol"]]["raw_score"]) == 8.0
+    assert float(rows[names["carol"]]["late_submission_penalty"]) == 8.0
+    assert float(rows[names["carol"]]["score"]) == 0.0
+
+    for role in ("alice", "bob", "carol"):
+        learner(role, "nbgrader", "fetch_feedback", ASSIGNMENT, *learner_flags)
+        pages = list((homes[role] / ASSIGNMENT / "feedback").rglob("*.html"))
+        assert len(pages) >= 1, f"{role} got no feedback"
+        assert "Hidden tests of" in pages[-1].read_text()
+    # ... and none can read another's feedback or the instructor's gradebook.
+    feedback_dir = exchange / COURSE / "feedback"
+    assert learner("alice", "ls", str(feedback_dir), check=False).returncode != 0
+    assert learner("alice", "cat", str(state / "gradebook.db"), check=False).returncode != 0
+    bob_feedback = next((homes["bob"] / ASSIGNMENT / "feedback").rglob("*.html"))
+    assert learner("alice", "cat", str(bob_feedback), check=False).returncode != 0
+    assert pwd.getpwnam(names["alice"]).pw_uid != pwd.getpwnam(names["bob"]).pw_uid
