@@ -30,10 +30,6 @@ c.Exchange.cache = os.path.join(state, "exchange-cache")
 # Only notebooks are released: nothing else from solutions/<assignment>/ reaches learners.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py"]
 
-# Assignments, in course order.
-c.CourseDirectory.db_assignments = []
-c.CourseDirectory.db_students = []
-
 # `make bench` measures stock nbgrader against this grader; only it sets this variable.
 if not os.environ.get("ATTENTION_COURSE_STOCK_AUTOGRADE"):
     nbgrader_plugin.configure(c)

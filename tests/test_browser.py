@@ -1,0 +1,156 @@
+"""The course in a real browser: JupyterLab on a loopback port, driven through Chromium.
+
+A learner opens a notebook, writes the answer, runs everything, sees the visible check pass and
+the heatmap render, and validates through nbgrader's extension; an instructor opens the formgrader
+and sees a graded class. Screenshots go to $ATTENTION_COURSE_SCREENSHOTS (the README's come from
+here) or to the test's temporary folder.
+"""
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import demo, reference
+from support import REPO
+
+pytestmark = pytest.mark.slow
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
+                                 "(make test installs it from requirements-dev.lock)")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+TOKEN = "attention-course-test"
+
+
+@pytest.fixture
+def browser():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing in CI: .ci/run must install it")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def jupyterlab(root, cwd, logs, env_extra=None):
+    port = free_port()
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", **(env_extra or {}))
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    log = open(Path(logs) / f"jupyterlab-{port}.log", "w")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--allow-root",
+         f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
+         f"--ServerApp.root_dir={root}", "--LabApp.news_url=",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            assert server.poll() is None, "JupyterLab exited at start"
+            time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            server.wait(timeout=20)
+        if server.poll() is None:
+            server.kill()
+        log.close()
+
+
+def shots(tmp_path):
+    folder = Path(os.environ.get("ATTENTION_COURSE_SCREENSHOTS", tmp_path))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def dismiss_notifications(page):
+    """Answer JupyterLab's news prompt, which would otherwise cover part of the screenshots."""
+    with contextlib.suppress(Exception):
+        page.get_by_role("button", name="No", exact=True).click(timeout=5000)
+
+
+ANSWER = """def row_normalize(X):
+    sums = X.sum(axis=-1, keepdims=True)
+    return X / np.where(sums == 0, 1, sums)
+"""
+
+
+def test_learner_answers_runs_sees_the_check_and_validates(browser, tmp_path):
+    assignment = "00-getting-started"
+    workspace = tmp_path / "learner"
+    workspace.mkdir()
+    notebook = reference.release_notebook(assignment)
+    shutil.copy(notebook, workspace / notebook.name)
+    folder = shots(tmp_path)
+    with jupyterlab(workspace, workspace, tmp_path) as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{url}/lab/tree/{notebook.name}?token={TOKEN}")
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
+        page.wait_for_selector(".jp-StatusBar-TextItem:has-text(\"Idle\")", timeout=120_000)
+        dismiss_notifications(page)
+
+        answer = page.locator(".jp-CodeCell", has_text="YOUR CODE HERE").first
+        answer.locator(".cm-content").click()
+        page.keyboard.press("Control+a")
+        page.keyboard.insert_text(ANSWER)
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+s")
+
+        page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+        page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+        check = page.locator(".jp-OutputArea-output", has_text="row_normalize: all visible checks pass")
+        check.wait_for(timeout=180_000)
+        heatmap = page.locator(".jp-RenderedImage img").first
+        heatmap.wait_for(timeout=60_000)
+        assert heatmap.evaluate("img => img.naturalWidth") > 100
+        check.scroll_into_view_if_needed()
+        page.screenshot(path=str(folder / "learner-visible-check.png"))
+        heatmap.scroll_into_view_if_needed()
+        page.screenshot(path=str(folder / "learner-heatmap.png"))
+        assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+
+        page.keyboard.press("Control+s")
+        page.locator(".jp-Toolbar").get_by_text("Validate").click()
+        dialog = page.locator(".jp-Dialog")
+        dialog.wait_for(timeout=180_000)
+        page.wait_for_selector(".jp-Dialog :text('Success')", timeout=180_000)
+        page.screenshot(path=str(folder / "learner-validate.png"))
+        assert "passes" in dialog.inner_text().lower() or "success" in dialog.inner_text().lower()
+
+
+def test_instructor_sees_the_graded_class_in_the_formgrader(browser, tmp_path):
+    output = tmp_path / "demo"
+    summary = demo.run(output=output, size=8, quiet=True)
+    state = output / "course"
+    folder = shots(tmp_path)
+    with jupyterlab(REPO, REPO, tmp_path, {"ATTENTION_COURSE_STATE": str(state)}) as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{url}/formgrader/manage_students?token={TOKEN}")
+        page.wait_for_selector("text=learner01", timeout=120_000)
+        page.wait_for_selector("text=learner08", timeout=60_000)
+        table = page.inner_text("body")
+        for learner, scores in summary["expected"].items():
+            assert learner in table
+        total = sum(summary["expected"]["learner01"].values())
+        maximum = 8 + 42 if "02-scoring" in demo.assignments() else 8
+        assert f"{total:g} / {maximum:g}" in table or f"{total:.2f} / {maximum:.2f}" in table
+        page.screenshot(path=str(folder / "instructor-formgrader.png"))
