@@ -34,13 +34,13 @@ demo: $(STAMP)
 	$(BIN)/python -m autograder demo
 
 test: $(DEV_STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
 release: $(STAMP)
 	$(BIN)/python -m autograder release $(ASSIGNMENTS)
 
 bench: $(STAMP)
-	$(BIN)/python -m autograder.bench
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m autograder.bench
 
 lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable --exclude attention-course | sed '1i # Exact versions the course is tested with (CI, make lab, make test). Regenerate with `make lock`.' > requirements.lock

@@ -4,7 +4,8 @@
    Execute step, visible checks only, one notebook at a time) and by this course's grader
    (sandboxed kernels, hidden suites, ``--jobs`` in parallel), alone and followed by recording the
    grades in the gradebook through ``nbgrader autograde``.
-2. Attention kernels (when the 09 assignment exists): the reference attention's time as a ratio of
+2. Each solution notebook's run time from a fresh kernel, against the 15 s budget.
+3. Attention kernels (when the 09 assignment exists): the reference attention's time as a ratio of
    the two bare matrix products it needs, and blockwise against naive attention at T = 4096, time
    and peak memory.
 
@@ -114,6 +115,24 @@ def attention_kernels(repeats=5):
     return results
 
 
+def notebook_times(repeats=1):
+    """Seconds to run each solution notebook top to bottom from a fresh kernel (budget: 15 s)."""
+    import nbformat
+    from nbclient import NotebookClient
+    times = {}
+    for assignment in reference.assignments():
+        path = reference.solution_notebook(assignment)
+        runs = []
+        for _ in range(repeats):
+            notebook = nbformat.read(path, as_version=4)
+            started = time.perf_counter()
+            NotebookClient(notebook, timeout=600, kernel_name="python3",
+                           resources={"metadata": {"path": str(path.parent)}}).execute()
+            runs.append(time.perf_counter() - started)
+        times[assignment] = statistics.median(runs)
+    return times
+
+
 def _median(function, repeats):
     times = []
     for _ in range(repeats):
@@ -147,6 +166,11 @@ def main(argv=None):
     for name, row in rows.items():
         print(f"| {name:<48} | {row['seconds']:>8.1f} | {row['per_minute']:>15.1f} | "
               f"{stock / row['seconds']:>7.2f}x |")
+    print("\nSolution notebooks, top to bottom from a fresh kernel (budget 15 s each)\n")
+    print(f"| {'notebook':<24} | {'seconds':>8} |")
+    print(f"|{'-' * 26}|{'-' * 10}|")
+    for assignment, seconds in notebook_times(args.repeats).items():
+        print(f"| {assignment:<24} | {seconds:>8.1f} |")
     kernels = attention_kernels()
     if kernels:
         print("\nAttention kernels (median of repeated runs)\n")

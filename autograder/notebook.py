@@ -33,11 +33,13 @@ def load(path):
 
 
 def check_structure(notebook):
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+    if not isinstance(notebook, dict):
         raise NotebookProblem("the file is not a Jupyter notebook (no list of cells)")
-    if notebook.get("nbformat") != 4:
+    if "nbformat" in notebook and notebook["nbformat"] != 4:
         raise NotebookProblem(f"the notebook has format version {notebook.get('nbformat')!r}; "
-                              f"this course needs version 4 (save it with JupyterLab)")
+                              f"this course needs version 4 (open it in JupyterLab and save it)")
+    if not isinstance(notebook.get("cells"), list) or notebook.get("nbformat") != 4:
+        raise NotebookProblem("the file is not a Jupyter notebook (no list of cells)")
     cells = []
     for index, cell in enumerate(notebook["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):

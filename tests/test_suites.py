@@ -4,12 +4,20 @@ loses points on its function, every correct alternative keeps full marks.
 These run the suites in this process through the same wire encoding the sandbox uses, so they are
 fast; tests/test_grading.py grades real notebooks in real kernels.
 """
+import functools
+
 import pytest
 
 from autograder import catalogue, grade, reference, suite
 from support import ASSIGNMENTS
 
 ENTRIES = [entry for a in ASSIGNMENTS for entry in catalogue.entries(a)]
+
+
+@functools.lru_cache(maxsize=None)
+def graded_reference(assignment):
+    """The reference's score sheet (graded once per test process)."""
+    return grade.grade_local(assignment, reference.namespace(assignment))
 
 
 def failures(result):
@@ -19,7 +27,7 @@ def failures(result):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_reference_solution_gets_full_marks(assignment):
-    result = grade.grade_local(assignment, reference.namespace(assignment))
+    result = graded_reference(assignment)
     assert result["max_score"] > 0
     assert result["score"] == result["max_score"], failures(result)
 
@@ -42,7 +50,7 @@ def test_alternative_keeps_full_marks(entry):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_graded_function_has_three_mutants_and_an_alternative(assignment):
-    exercises = grade.grade_local(assignment, reference.namespace(assignment))["exercises"]
+    exercises = graded_reference(assignment)["exercises"]
     for exercise in exercises:
         assert len(catalogue.mutants(assignment, exercise)) >= 3, f"{exercise}: fewer than 3 mutants"
         assert len(catalogue.alternatives(assignment, exercise)) >= 1, f"{exercise}: no alternative"
@@ -50,7 +58,7 @@ def test_every_graded_function_has_three_mutants_and_an_alternative(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_catalogue_entries_name_graded_functions(assignment):
-    exercises = set(grade.grade_local(assignment, reference.namespace(assignment))["exercises"])
+    exercises = set(graded_reference(assignment)["exercises"])
     for entry in catalogue.entries(assignment):
         assert entry.exercise in exercises, f"{entry.key} replaces an ungraded function"
 
@@ -58,7 +66,7 @@ def test_catalogue_entries_name_graded_functions(assignment):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_test_names_its_property(assignment):
     """Learners see test names: each must say which function and which property."""
-    result = grade.grade_local(assignment, reference.namespace(assignment))
+    result = graded_reference(assignment)
     names = [t["name"] for t in result["tests"]]
     assert len(names) == len(set(names)), "two tests share a name"
     for test in result["tests"]:
