@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,6 +56,21 @@ def test_self_check_passes_a_solution_and_fails_a_mistake(tmp_path):
     assert "FAIL" in run.stdout and "This is what you get when you" in run.stdout
     blank = self_check(reference.release_notebook(assignment))
     assert blank.returncode == 1 and "NotImplementedError" in blank.stdout
+
+
+@pytest.mark.slow
+def test_self_check_and_nbgrader_validate_give_the_same_verdict(tmp_path):
+    assignment = "00-getting-started"
+    validate = str(Path(sys.executable).parent / "nbgrader")
+    cases = {"good": catalogue.filled_notebook(assignment),
+             "bad": catalogue.notebook_with(catalogue.mutants(assignment, "row_normalize")[0])}
+    for name, notebook in cases.items():
+        path = write_notebook(tmp_path / name / "getting-started.ipynb", notebook)
+        ours = self_check(path).returncode == 0
+        theirs = subprocess.run([validate, "validate", str(path)], capture_output=True, text=True,
+                                timeout=300, cwd=tmp_path)
+        passed = "Success! Your notebook passes all the tests." in theirs.stdout
+        assert ours == passed == (name == "good"), (name, theirs.stdout[-1000:])
 
 
 def test_self_check_says_what_to_do_with_a_broken_file(tmp_path):
