@@ -39,10 +39,8 @@ def grade_safely(path, assignment, options, cache=None):
         result, _ = engine.grade_notebook(path, assignment, options, cache)
         return result
     except Exception as error:  # a bug of ours must not cost the rest of the class
-        reason = f"the grader failed on this notebook ({type(error).__name__}: {error})"
-        results = suite.run(assignment, lambda *a: engine.unavailable(
-            f"Your notebook could not be graded: {reason}. Tell your instructor."), 60)
-        return engine.summarize(str(path), assignment, results, [reason])
+        return zero_sheet(path, assignment,
+                          f"the grader failed on this notebook ({type(error).__name__}: {error})")
 
 
 def _worker(job):
@@ -107,13 +105,14 @@ def grade_many(paths, assignment=None, options=None, jobs=None, state=None, prog
                 try:
                     result = future.result()
                 except Exception as error:  # the worker process itself died
-                    result = grade_safely_after_crash(job[0], job[1], error)
+                    result = zero_sheet(job[0], job[1],
+                                        f"the grading process died ({type(error).__name__})")
                 record(index, result)
     return results
 
 
-def grade_safely_after_crash(path, assignment, error):
-    reason = f"the grading process died ({type(error).__name__})"
+def zero_sheet(path, assignment, reason):
+    """Every test of the assignment at 0, each saying why: the result when grading itself failed."""
     results = suite.run(assignment, lambda *a: engine.unavailable(
         f"Your notebook could not be graded: {reason}. Tell your instructor."), 60)
     return engine.summarize(str(path), assignment, results, [reason])

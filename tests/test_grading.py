@@ -86,3 +86,15 @@ def test_rerun_with_state_does_not_regrade(tmp_path):
     stamp = cached[0].stat().st_mtime_ns
     again = batch.grade_many(paths, assignment, options(), jobs=1, state=tmp_path, progress=False)
     assert again == first and cached[0].stat().st_mtime_ns == stamp
+
+
+def test_a_grader_failure_still_gives_a_complete_zero_sheet(monkeypatch):
+    """A bug in the grader costs that notebook a clear zero, not the rest of the class."""
+    def broken(*args, **kwargs):
+        raise KeyError("boom")
+    monkeypatch.setattr(grade, "grade_notebook", broken)
+    assignment = "00-getting-started"
+    result = batch.grade_safely(reference.solution_notebook(assignment), assignment, options())
+    assert result["score"] == 0 and result["max_score"] == 8
+    assert "the grader failed on this notebook (KeyError" in result["errors"][0]
+    assert all("Tell your instructor" in t["feedback"] for t in result["tests"])
