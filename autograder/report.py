@@ -1,6 +1,7 @@
 """The instructor's report on a graded class: grade histogram, pass rate per test, and the tests
 learners fail most, each with the catalogued mistake that explains it."""
 import collections
+import functools
 from pathlib import Path
 
 from . import catalogue, grade
@@ -65,9 +66,18 @@ def explaining_mistake(assignment, test_name):
     """The catalogued mistake that explains a failure of ``test_name`` most specifically: of the
     mistakes that fail it, the one that fails the fewest other tests."""
     best = None
+    for description, failed in _mistake_failures(assignment):
+        if test_name in failed and (best is None or len(failed) < best[0]):
+            best = (len(failed), description)
+    return best[1] if best else None
+
+
+@functools.lru_cache(maxsize=None)
+def _mistake_failures(assignment):
+    """(description, names of the tests it fails) for every catalogued mistake, graded once."""
+    found = []
     for entry in catalogue.mutants(assignment):
         tests = grade.grade_local(assignment, entry.namespace())["tests"]
-        failed = {t["name"] for t in tests if t["status"] != "passed"}
-        if test_name in failed and (best is None or len(failed) < best[0]):
-            best = (len(failed), entry.description)
-    return best[1] if best else None
+        found.append((entry.description, frozenset(t["name"] for t in tests
+                                                   if t["status"] != "passed")))
+    return tuple(found)
