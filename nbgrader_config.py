@@ -7,8 +7,13 @@ ignores. ``nbgrader autograde`` grades with the course's hidden suites through
 ``autograder.nbgrader_plugin.HiddenSuiteGrading`` instead of stock execution.
 """
 import os
+import sys
 
 from autograder import nbgrader_plugin
+
+# nbgrader runs `alembic` by name when it creates a gradebook: make the environment's own bin/
+# visible even when nbgrader is called as .venv/bin/nbgrader without activating the environment.
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
 here = os.path.dirname(os.path.abspath(__file__))
 state = os.environ.get("ATTENTION_COURSE_STATE", os.path.join(here, ".course"))
