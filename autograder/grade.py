@@ -212,7 +212,3 @@ def grade_local(assignment, namespace, budget_seconds=120):
     """Score a trusted namespace of functions in this process (used to test the suites)."""
     results = suite.run(assignment, suite.local_caller(namespace), budget_seconds)
     return summarize("<local>", assignment, results, [])
-
-
-def dumps(results):
-    return json.dumps(results, indent=2)

@@ -15,7 +15,6 @@ import functools
 import io
 import json
 import math
-import sys
 import time
 import traceback
 import warnings
@@ -220,7 +219,3 @@ def local_namespace_call(namespace, name, args, kwargs):
     """Run a call in this process through the same encode/handle/decode path (trusted code only)."""
     return json.loads(handle(request(name, args, kwargs), namespace))
 
-
-if __name__ == "__main__":  # pragma: no cover - tiny manual round-trip check
-    ns = {"f": lambda x: x * 2}
-    print(local_namespace_call(ns, "f", [np.arange(3)], {}), file=sys.stderr)
