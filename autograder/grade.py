@@ -9,52 +9,63 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
+from . import flags as source_flags
 from . import notebook as nbio
-from . import reference, suite, wire
+from . import reference, suite
 from . import sandbox as confinement
 from .kernel import CallFailed, KernelSession
+
+AGENT_CHECK = ("if '__attention_course_call__' not in globals(): "
+               "raise RuntimeError('the grader agent is missing')")
 
 
 @dataclasses.dataclass
 class Options:
-    sandbox: str = "auto"           # "auto", "require" or "off"
-    cell_timeout: float = 60.0      # one cell of the learner's notebook
-    notebook_timeout: float = 300.0  # all cells together
-    call_timeout: float = 20.0      # one call from the hidden suite
-    suite_budget: float = 300.0     # the whole hidden suite
-    max_restarts: int = 3           # kernel crashes survived before giving up
+    sandbox: str = "auto"            # "auto", "require" or "off"
+    cell_timeout: float = 60.0       # one cell of the learner's notebook
+    notebook_timeout: float = 300.0  # all cells together, on the first run
+    call_timeout: float = 20.0       # one call from the hidden suite
+    budget: float = 600.0            # everything: start, cells, replays after crashes, suite
+    max_restarts: int = 3            # kernel crashes survived before giving up
     limits: confinement.Limits = dataclasses.field(default_factory=confinement.Limits)
-    hidden: tuple = ()              # more folders to hide from learner code
+    private: tuple = ()              # course folders to cover should they ever be visible
 
     def sandboxed(self):
         return confinement.resolve_mode(self.sandbox)
 
 
 class Execution:
-    """The learner's notebook running in a kernel, kept callable for the hidden suite."""
+    """The learner's notebook running in a kernel, kept callable for the hidden suite.
 
-    def __init__(self, notebook, options, scratch):
+    One deadline (``Options.budget`` from the start) covers everything this kernel does: starting,
+    running the cells, replaying them after a crash, and every call of the hidden suite.
+    """
+
+    def __init__(self, notebook, options, deadline):
         self.notebook = notebook
         self.options = options
-        self.scratch = scratch
-        self.session = KernelSession(scratch, sandboxed=options.sandboxed(),
-                                     limits=options.limits, hidden=options.hidden)
+        self.deadline = deadline
+        self.session = KernelSession(sandboxed=options.sandboxed(), limits=options.limits,
+                                     private=(*options.private, *_course_folders()))
         self.good_cells = []   # sources that ran cleanly, replayed after a crash
         self.errors = []
         self.gave_up = ""
 
+    def remaining(self):
+        return self.deadline - time.monotonic()
+
     def run_all(self):
-        self.session.start()
-        deadline = time.monotonic() + self.options.notebook_timeout
+        self.session.start(timeout=max(1.0, min(60.0, self.remaining())))
+        # The agent goes in first, so it holds references taken before any learner code ran.
+        self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
+        cells_end = min(self.deadline, time.monotonic() + self.options.notebook_timeout)
         for number, cell in enumerate(self.notebook["cells"], start=1):
             if cell["cell_type"] != "code" or not cell["source"].strip():
                 continue
-            remaining = deadline - time.monotonic()
+            remaining = cells_end - time.monotonic()
             if remaining <= 0:
                 self.errors.append(f"the notebook ran longer than {self.options.notebook_timeout:g} s"
                                    f" in all; cells from cell {number} on were not run")
@@ -67,44 +78,54 @@ class Execution:
                 self.good_cells.append(cell["source"])
             if result.died and not self._revive():
                 break
-        self._bootstrap()
+        if self.session.alive() and self.session.execute(AGENT_CHECK, 10).error:
+            self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
 
     def _revive(self):
         if self.session.restarts >= self.options.max_restarts:
-            self.gave_up = (f"the kernel crashed {self.session.restarts + 1} times; "
-                            f"grading stopped calling your functions")
-            self.errors.append(self.gave_up)
-            return False
+            return self._give_up(f"the kernel crashed {self.session.restarts + 1} times; "
+                                 f"grading stopped calling your functions")
+        if self.remaining() <= 1:
+            return self._give_up("the time budget for this notebook ran out")
         try:
-            self.session.restart()
+            self.session.restart(timeout=max(1.0, min(60.0, self.remaining())))
+            self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
         except CallFailed as error:
-            self.gave_up = str(error)
-            self.errors.append(self.gave_up)
-            return False
+            return self._give_up(str(error))
         for source in self.good_cells:
-            self.session.execute(source, self.options.cell_timeout)
-        return True
+            if self.remaining() <= 0:
+                return self._give_up("the time budget for this notebook ran out while its "
+                                     "cells were run again after a crash")
+            self.session.execute(source, min(self.options.cell_timeout, self.remaining()))
+        return self.session.alive() or self._give_up("the kernel did not survive a restart")
 
-    def _bootstrap(self):
-        if self.session.alive():
-            self.session.execute(wire.kernel_bootstrap(), 30)
+    def _give_up(self, reason):
+        self.gave_up = reason
+        self.errors.append(reason)
+        return False
 
     def call(self, name, args, kwargs):
         if self.gave_up:
             return unavailable(f"Your kernel could not be kept running ({self.gave_up}).")
-        if not self.session.alive():
-            if not self._revive():
-                return unavailable(f"Your kernel could not be kept running ({self.gave_up}).")
-            self._bootstrap()
+        if self.remaining() <= 0:
+            return unavailable("The time budget for grading this notebook ran out before this "
+                               "test (some function is very slow or never returns).")
+        if not self.session.alive() and not self._revive():
+            return unavailable(f"Your kernel could not be kept running ({self.gave_up}).")
         try:
-            return self.session.call(wire.request(name, args, kwargs), self.options.call_timeout)
+            return self.session.call(name, args, kwargs,
+                                     max(0.1, min(self.options.call_timeout, self.remaining())))
         finally:
-            if not self.session.alive():  # this call killed it: revive for the next test
-                if self._revive():
-                    self._bootstrap()
+            if not self.session.alive() and self.remaining() > 1:
+                self._revive()  # this call killed it: revive for the next test
 
     def close(self):
         self.session.shutdown()
+
+
+def _course_folders():
+    """The course's own folders; covered in the sandbox should an install ever put them in view."""
+    return (str(reference.SOLUTIONS), str(suite.SUITES))
 
 
 def unavailable(reason):
@@ -123,56 +144,61 @@ def detect_assignment(path, notebook=None):
                       f"(one of {', '.join(known)})")
 
 
-def grade_notebook(path, assignment=None, options=None, cache=None):
+def grade_notebook(path, assignment=None, options=None, cache=None, root=None):
     """Grade ``path``; return ``(result, executed_notebook)``. Never raises for a bad submission.
 
-    With ``cache`` (a folder), a notebook whose graded content (cells after restoring the locked
-    ones) and suite version were graded before is not graded again; results are written there
-    atomically as soon as they are known, so an interrupted class resumes where it stopped.
+    The notebook is read without following links (with ``root``, no folder between ``root`` and
+    it may be a link either). With ``cache`` (a folder), a notebook whose graded content (cells
+    after restoring the locked ones) and suite version were graded before is not graded again;
+    results are written there atomically as soon as they are known, so an interrupted class
+    resumes where it stopped.
     """
     options = options or Options()
+    started = time.monotonic()
     path = Path(path)
     assignment = assignment or detect_assignment(path)
-    errors, executed, problem = [], None, None
+    errors, executed, problem, flags = [], None, None, []
     try:
-        submitted = nbio.load(path)
+        raw = nbio.read_regular(path, root=root)
+        submitted = nbio.parse(raw)
         released = nbio.load(reference.release_notebook(assignment))
         executed, notes = nbio.restore_locked(submitted, released)
         errors += notes
+        flags = source_flags.scan(submitted)
         key = content_key(assignment, executed)
     except nbio.NotebookProblem as error:
         problem = error
-        key = content_key(assignment, path.read_bytes() if path.is_file() else b"")
+        key = content_key(assignment, f"unreadable: {error}".encode())
     entry = Path(cache) / f"{key}.json" if cache else None
     if entry is not None and entry.exists():
         try:
             stored = json.loads(entry.read_text())
             stored["result"]["notebook"] = str(path)
             return stored["result"], stored["executed"]
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged entry is graded again
-    scratch = Path(tempfile.mkdtemp(prefix="attention-grade-"))
     execution = None
+    deadline = started + options.budget
     try:
         if problem is not None:
             errors.append(f"{problem}")
-            caller = lambda *a: unavailable(f"Your notebook could not be graded: {problem}.")
+            reason = f"Your notebook could not be graded: {problem}."
+            caller = lambda *a: unavailable(reason)
         else:
             try:
-                shutil.copyfile(path, scratch / path.name)
-                execution = Execution(executed, options, scratch)
+                execution = Execution(executed, options, deadline)
                 execution.run_all()
                 errors += execution.errors
                 caller = execution.call
             except CallFailed as failure:
                 errors.append(f"{failure}")
-                caller = lambda *a: unavailable(f"Your notebook could not be run: {failure}.")
-        results = suite.run(assignment, caller, options.suite_budget)
+                reason = f"Your notebook could not be run: {failure}."
+                caller = lambda *a: unavailable(reason)
+        results = suite.run(assignment, caller, max(0.0, deadline - time.monotonic()))
     finally:
         if execution is not None:
             execution.close()
-        shutil.rmtree(scratch, ignore_errors=True)
-    result = summarize(str(path), assignment, results, errors)
+    result = summarize(str(path), assignment, results, errors, flags)
     if entry is not None:
         entry.parent.mkdir(parents=True, exist_ok=True)
         temporary = entry.with_name(f".{entry.name}.{os.getpid()}")
@@ -192,7 +218,7 @@ def content_key(assignment, content):
     return digest.hexdigest()[:32]
 
 
-def summarize(path, assignment, results, errors):
+def summarize(path, assignment, results, errors, flags=()):
     exercises = {}
     for test in results:
         entry = exercises.setdefault(test.exercise, {"score": 0.0, "max_score": 0.0})
@@ -205,6 +231,7 @@ def summarize(path, assignment, results, errors):
         "exercises": exercises,
         "tests": [t.as_dict() for t in results],
         "errors": errors,
+        "flags": list(flags),
     }
 
 

@@ -1,23 +1,37 @@
 """A learner's kernel: start it confined, run cells with timeouts, call functions through the wire.
 
-Every way a kernel can misbehave (a cell that never returns, a crash, an exit, a flood of output)
-ends in a :class:`CellResult` or :class:`CallFailed` with a sentence for the learner, never in an
-exception that stops the grading of the class.
+The kernel is an ordinary IPython kernel started inside the sandbox (:mod:`autograder.sandbox`).
+Its sockets live in the sandbox's own scratch tmpfs, which nothing on the host can write to; the
+grader reaches them through ``/proc/<pid>/root``, the sandbox's root as the host sees it. Every
+socket the grader opens refuses messages over :data:`MAX_MESSAGE_BYTES`, so no single output can
+swell the grader's memory.
+
+Every way a kernel can misbehave (a cell that never returns, a crash, an exit, a flood of output,
+replies that are not replies) ends in a :class:`CellResult` or :class:`CallFailed` with a sentence
+for the learner, never in an exception that stops the grading of the class.
 """
 import dataclasses
 import json
 import os
 import queue
+import secrets
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from jupyter_client import KernelManager
+import zmq
+from jupyter_client import BlockingKernelClient
+from jupyter_client.connect import write_connection_file
 
-from . import sandbox, wire
+from . import agent, sandbox, wire
 
-MAX_OUTPUT_CHARS = 20_000  # per cell; the rest is dropped with a note
+MAX_OUTPUT_CHARS = 20_000       # of one cell's outputs; the rest is dropped with a note
+MAX_NOTEBOOK_OUTPUT_CHARS = 2_000_000  # of all cells' outputs together
+MAX_MESSAGE_BYTES = wire.MAX_REPLY_CHARS + (1 << 20)  # zmq drops (and reconnects) above this
 
 
 @dataclasses.dataclass
@@ -32,87 +46,151 @@ class CallFailed(Exception):
     """A call into the kernel produced no usable reply (timeout, crash, missing reply)."""
 
 
-class _ConfinedKernelManager(KernelManager):
-    """A KernelManager whose launch command is wrapped by the sandbox and resource limits."""
-
-    wrap = None  # set per instance: list -> list
-
-    def format_kernel_cmd(self, extra_arguments=None):
-        return self.wrap(super().format_kernel_cmd(extra_arguments))
-
-
 class KernelSession:
-    """One learner kernel living in its own scratch folder."""
+    """One learner kernel, started confined, with its own runtime folder on the host."""
 
-    def __init__(self, workdir=None, sandboxed=False, limits=None, hidden=(),
-                 startup_timeout=60, env_extra=None):
-        self._own_dir = workdir is None
-        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="attention-grade-")).resolve()
+    def __init__(self, sandboxed=False, limits=None, private=(), startup_timeout=60):
         self.sandboxed = sandboxed
         self.limits = limits or sandbox.Limits()
-        self.hidden = tuple(hidden)
+        self.private = tuple(str(p) for p in private)  # folders to cover if ever made visible
         self.startup_timeout = startup_timeout
-        self.env_extra = dict(env_extra or {})
-        self.km = None
-        self.kc = None
+        self.process = None
+        self.client = None
+        self.context = None
         self.cgroup = None
+        self.runtime = None
         self.restarts = 0
+        self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
 
     # ------------------------------------------------------------ lifecycle
-    def start(self):
-        runtime = self.workdir / ".kernel"
-        runtime.mkdir(parents=True, exist_ok=True)
-        km = _ConfinedKernelManager(kernel_name="python3", transport="ipc",
-                                    connection_file=str(runtime / "kernel.json"))
-        km.ip = str(runtime / "ipc")
-        # Signals reach the sandbox's init, not the kernel: interrupt through the control channel.
-        km.kernel_spec.interrupt_mode = "message"
-        self.cgroup = sandbox.Cgroup(f"attention-{os.getpid()}-{id(self):x}-{self.restarts}",
+    def start(self, timeout=None):
+        """Start the kernel and wait until it answers; raise CallFailed if it does not."""
+        self.runtime = Path(tempfile.mkdtemp(prefix="attention-kernel-"))
+        self.runtime.chmod(0o700)
+        inside = sandbox.INSIDE_SOCKETS if self.sandboxed else str(self.runtime / "ipc")
+        connection = self.runtime / "kernel.json"
+        _, info = write_connection_file(str(connection), transport="ipc", ip=inside,
+                                        key=secrets.token_hex(32).encode())
+        connection.chmod(0o644)  # the kernel's user must read it; the folder stays 0700
+        self.cgroup = sandbox.Cgroup(f"attention-{os.getpid()}-{secrets.token_hex(4)}",
                                      self.limits)
-        km.wrap = lambda cmd: sandbox.command(
-            [sys.executable if c in ("python", "python3", "{python}") else c for c in cmd],
-            self.workdir, self.sandboxed, self.limits, self.hidden, self.cgroup)
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("NBGRADER", "JPY_", "JUPYTER", "PYTEST", "ATTENTION_COURSE"))}
-        env.update({
-            "HOME": str(self.workdir), "TMPDIR": str(self.workdir),
-            "IPYTHONDIR": str(runtime / "ipython"), "MPLCONFIGDIR": str(runtime / "mpl"),
-            "JUPYTER_RUNTIME_DIR": str(runtime), "MPLBACKEND": "Agg",
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-        })
-        env.update(self.env_extra)
-        km.start_kernel(env=env, cwd=str(self.workdir))
-        kc = km.client()
-        kc.start_channels()
+        command = self._command(connection)
+        log = open(self.runtime / "kernel.log", "wb")
         try:
-            kc.wait_for_ready(timeout=self.startup_timeout)
-        except RuntimeError as error:
-            kc.stop_channels()
-            km.shutdown_kernel(now=True)
-            raise CallFailed(f"the kernel did not start ({error})") from error
-        self.km, self.kc = km, kc
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=self._launch_environment(), cwd=str(self.runtime), start_new_session=True,
+                close_fds=True)
+        finally:
+            log.close()
+        info = dict(info)
+        if self.sandboxed:
+            root = self._sandbox_root(timeout or self.startup_timeout)
+            info["ip"] = f"/proc/{root}/root{inside}"
+        self.context = zmq.Context()
+        self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        self.context.setsockopt(zmq.LINGER, 0)
+        self.client = BlockingKernelClient(context=self.context)
+        self.client.load_connection_info(info)
+        self.client.start_channels(hb=False)
+        self._wait_ready(timeout or self.startup_timeout)
+        self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
         return self
 
-    def shutdown(self):
-        if self.kc is not None:
-            self.kc.stop_channels()
-        if self.km is not None:
+    def _command(self, connection):
+        kernel = [sys.executable, "-m", "ipykernel_launcher", "-f",
+                  sandbox.INSIDE_CONNECTION if self.sandboxed else str(connection)]
+        prefix = self.cgroup.prefix() + sandbox.limit_prefix(self.limits)
+        if not self.sandboxed:
+            return prefix + kernel
+        uid = sandbox.kernel_uid() if os.geteuid() == 0 else None
+        passwd = self.runtime / "passwd"
+        passwd.write_text(sandbox.passwd_text(uid if uid is not None else 1000))
+        passwd.chmod(0o644)
+        args = sandbox.bubblewrap_args(connection, self.limits, passwd, uid, self.private)
+        return prefix + args + kernel
+
+    def _launch_environment(self):
+        if self.sandboxed:  # bubblewrap clears it and sets the kernel's own
+            return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        home = self.runtime / "home"
+        home.mkdir()
+        return sandbox.kernel_environment(str(home), {"JPY_PARENT_PID": str(os.getpid()),
+                                                      "PATH": os.environ.get("PATH", "")})
+
+    def _sandbox_root(self, timeout):
+        """The pid of the sandbox's first process, whose /proc root is the sandbox's root."""
+        deadline = time.monotonic() + timeout
+        pid = self.process.pid
+        while time.monotonic() < deadline:
             try:
-                self.km.shutdown_kernel(now=True)
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            except OSError:
+                children = []
+            if children:
+                return int(children[0])
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.005)
+        self.shutdown()
+        raise CallFailed("the sandbox did not start" + self._log_tail())
+
+    def _wait_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        msg_id = self.client.kernel_info()
+        while time.monotonic() < deadline:
+            try:
+                reply = self.client.get_shell_msg(timeout=0.1)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    break
+                continue
+            if reply["parent_header"].get("msg_id") == msg_id:
+                self._drain_iopub()
+                return
+        tail = self._log_tail()
+        exited = self.process.poll() is not None
+        self.shutdown()
+        raise CallFailed(("the kernel exited while starting" if exited else
+                          f"the kernel did not start within {timeout:g} s") + tail)
+
+    def _log_tail(self):
+        try:
+            text = (self.runtime / "kernel.log").read_bytes()[-800:].decode("utf-8", "replace")
+        except (OSError, TypeError, AttributeError):
+            return ""
+        return f" ({text.strip()})" if text.strip() else ""
+
+    def shutdown(self):
+        if self.client is not None:
+            try:
+                self.client.stop_channels()
             except Exception:
+                pass
+        if self.context is not None:
+            self.context.destroy(linger=0)
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
                 pass
         if self.cgroup is not None:
             self.cgroup.close()  # whatever the kernel started dies with it
-        self.km = self.kc = self.cgroup = None
+        if self.runtime is not None:
+            shutil.rmtree(self.runtime, ignore_errors=True)
+        self.process = self.client = self.context = self.cgroup = self.runtime = None
 
-    def restart(self):
+    def restart(self, timeout=None):
         self.shutdown()
         self.restarts += 1
-        self.start()
+        self.start(timeout)
 
     def alive(self):
-        return self.km is not None and self.km.is_alive()
+        return self.process is not None and self.process.poll() is None
 
     def __enter__(self):
         return self.start()
@@ -121,94 +199,142 @@ class KernelSession:
         self.shutdown()
 
     # ------------------------------------------------------------ running code
-    def execute(self, code, timeout):
-        """Run ``code``; collect its outputs; never raise for what the code does."""
-        if not self.alive():
-            return CellResult([], "the kernel is not running", died=True)
-        kc = self.kc
+    def _drain_iopub(self):
         while True:  # drop anything left over from an earlier, interrupted request
             try:
-                kc.iopub_channel.get_msg(timeout=0)
+                self.client.get_iopub_msg(timeout=0)
             except queue.Empty:
-                break
-        msg_id = kc.execute(code, store_history=False, allow_stdin=False, stop_on_error=False)
+                return
+
+    def _run(self, code, timeout, on_output):
+        """Execute ``code``; hand every output to ``on_output``; return (error, timed_out, died)."""
+        if not self.alive():
+            return "the kernel is not running", False, True
+        self._drain_iopub()
+        msg_id = self.client.execute(code, store_history=False, allow_stdin=False,
+                                     stop_on_error=False)
         deadline = time.monotonic() + timeout
-        outputs, size, error, idle = [], 0, "", False
-        while not idle:
+        error = ""
+        while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return self._timed_out(outputs, timeout, msg_id)
+                return error, True, self._interrupt(msg_id)
             try:
-                msg = kc.iopub_channel.get_msg(timeout=min(0.25, remaining))
+                msg = self.client.get_iopub_msg(timeout=min(0.25, remaining))
             except queue.Empty:
-                if not self.km.is_alive():
-                    return CellResult(outputs, "the kernel died (crashed, exited, or ran out of "
-                                      "memory or CPU time)", died=True)
+                if not self.alive():
+                    return error, False, True
                 continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "status" and content["execution_state"] == "idle":
-                idle = True
-            elif kind in ("stream", "display_data", "execute_result", "error"):
-                output = _output_from(kind, content)
-                if wire.MIME in output.get("data", {}):  # a wire reply is not learner output
-                    outputs.append(output)
+            try:  # the kernel can send anything: read only well-formed messages
+                if msg["parent_header"].get("msg_id") != msg_id:
                     continue
-                size += len(json.dumps(output))
-                if size <= MAX_OUTPUT_CHARS:
-                    outputs.append(output)
-                elif size - len(json.dumps(output)) <= MAX_OUTPUT_CHARS:
-                    outputs.append(_output_from("stream", {
-                        "name": "stdout", "text": "\n[output truncated by the grader]\n"}))
-                if kind == "error":
-                    error = f"{content['ename']}: {content['evalue']}"[:500]
+                kind, content = msg["msg_type"], msg["content"]
+                if kind == "status" and content.get("execution_state") == "idle":
+                    return error, False, False
+                if kind not in ("stream", "display_data", "execute_result", "error",
+                                "update_display_data"):
+                    continue
+                output = _output_from(kind, content)
+            except (AttributeError, KeyError, TypeError, ValueError):
+                continue
+            if kind == "error":
+                error = f"{output['ename']}: {output['evalue']}"[:500]
+            on_output(output)
+
+    def execute(self, code, timeout):
+        """Run a cell; collect its outputs within the caps; never raise for what the code does."""
+        outputs, used, noted = [], [0], [False]
+
+        def keep(output):
+            size = len(json.dumps(output))
+            self.output_budget -= size
+            if wire.MIME in output.get("data", {}):
+                return  # a reply outside any call: counted, never kept
+            used[0] += size
+            if used[0] <= MAX_OUTPUT_CHARS and self.output_budget >= 0:
+                outputs.append(output)
+            elif not noted[0]:
+                noted[0] = True
+                outputs.append(_output_from("stream", {
+                    "name": "stdout", "text": "\n[output truncated by the grader]\n"}))
+
+        error, timed_out, died = self._run(code, timeout, keep)
+        if timed_out:
+            return CellResult(outputs, f"timed out after {timeout:g} s", timed_out=True, died=died)
+        if died:
+            return CellResult(outputs, "the kernel died (crashed, exited, or ran out of memory "
+                              "or CPU time)", died=True)
         return CellResult(outputs, error)
 
-    def _timed_out(self, outputs, timeout, msg_id):
+    def _interrupt(self, msg_id):
+        """Interrupt the running cell; return True when the kernel had to be killed."""
         try:
-            self.km.interrupt_kernel()
-            reply_deadline = time.monotonic() + 3
-            while time.monotonic() < reply_deadline:  # wait for the interrupted cell to finish
+            message = self.client.session.msg("interrupt_request", content={})
+            self.client.control_channel.send(message)
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline:
                 try:
-                    msg = self.kc.iopub_channel.get_msg(timeout=0.25)
+                    msg = self.client.get_iopub_msg(timeout=0.25)
                 except queue.Empty:
                     continue
                 if (msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status"
-                        and msg["content"]["execution_state"] == "idle"):
-                    break
-            else:
-                self.shutdown()  # ignored the interrupt: kill it; the caller may restart
+                        and msg["content"].get("execution_state") == "idle"):
+                    return False
         except Exception:
-            self.shutdown()
-        return CellResult(outputs, f"timed out after {timeout:g} s", timed_out=True,
-                          died=not self.alive())
+            pass
+        self.shutdown()  # ignored the interrupt: kill it; the caller may restart
+        return True
 
     # ------------------------------------------------------------ calling functions
-    def call(self, request_text, timeout):
-        """Send one wire request; return the decoded reply dict or raise CallFailed."""
-        result = self.execute(f"__attention_course_call__({request_text!r})", timeout)
-        if result.timed_out:
-            raise CallFailed(f"did not return within {timeout:g} s")
-        if result.died:
-            raise CallFailed("crashed the kernel (it exited, or ran out of memory or CPU time)")
-        for output in result.outputs:
+    def call(self, name, args, kwargs, timeout):
+        """One call of the learner's ``name``; return the reply read by :func:`wire.read_reply`.
+
+        Exactly one reply is accepted: the first output that carries this call's nonce and reads
+        as a reply. Every other output of the call is counted against the notebook's output cap
+        and dropped.
+        """
+        nonce = secrets.token_hex(16)
+        text = wire.request(name, args, kwargs, nonce)
+        found, problems, seen = [], [], [0]
+
+        def take(output):
             data = output.get("data", {})
-            if wire.MIME in data:
-                reply = data[wire.MIME]
-                return json.loads(reply) if isinstance(reply, str) else reply
-        raise CallFailed("no reply came back from the kernel" +
-                         (f" ({result.error})" if result.error else ""))
+            seen[0] += len(json.dumps(output))
+            if found or wire.MIME not in data or seen[0] > 2 * wire.MAX_REPLY_CHARS:
+                return  # counted and dropped: only this call's first reply is read
+            try:
+                found.append(wire.read_reply(data[wire.MIME], nonce))
+            except wire.BadReply as problem:
+                problems.append(str(problem))
+
+        error, timed_out, died = self._run(f"__attention_course_call__({text!r})", timeout, take)
+        if found:
+            return found[0]
+        if timed_out:
+            raise CallFailed(f"did not return within {timeout:g} s")
+        if died:
+            raise CallFailed("crashed the kernel (it exited, or ran out of memory or CPU time)")
+        if seen[0] > 2 * wire.MAX_REPLY_CHARS:
+            raise CallFailed("printed or displayed more output than the grader accepts")
+        raise CallFailed("gave no reply the grader could read" +
+                         (f" ({problems[0]})" if problems else f" ({error})" if error else ""))
+
+    def install_agent(self, timeout=30):
+        if self.alive():
+            self.execute(agent.bootstrap(), timeout)
 
 
 def _output_from(kind, content):
     if kind == "stream":
-        return {"output_type": "stream", "name": content["name"], "text": content["text"]}
+        return {"output_type": "stream", "name": str(content.get("name", "stdout")),
+                "text": str(content.get("text", ""))}
     if kind == "error":
-        return {"output_type": "error", "ename": content["ename"], "evalue": content["evalue"],
-                "traceback": content["traceback"]}
-    output = {"output_type": kind, "data": content.get("data", {}),
-              "metadata": content.get("metadata", {})}
+        return {"output_type": "error", "ename": str(content.get("ename")),
+                "evalue": str(content.get("evalue")),
+                "traceback": [str(t) for t in content.get("traceback", [])][:200]}
+    kind = "display_data" if kind == "update_display_data" else kind
+    output = {"output_type": kind, "data": dict(content.get("data", {})),
+              "metadata": dict(content.get("metadata", {}))}
     if kind == "execute_result":
         output["execution_count"] = content.get("execution_count")
     return output

@@ -5,7 +5,10 @@ A submission is untrusted JSON. :func:`load` turns anything unreadable into a
 notebook on the released one: locked cells (instructions, given code, visible checks) come from the
 release, answers come from the learner, and cells the learner added stay where they put them.
 """
+import errno
 import json
+import os
+import stat
 from pathlib import Path
 
 MAX_BYTES = 20 << 20
@@ -15,20 +18,74 @@ class NotebookProblem(Exception):
     pass
 
 
-def load(path):
+def read_regular(path, limit=MAX_BYTES, root=None):
+    """The bytes of ``path``, which must be a regular file, read without following links.
+
+    Opened with ``O_NOFOLLOW`` and ``O_NONBLOCK`` (a FIFO cannot stall the grader) and read up to
+    ``limit`` bytes (a link to ``/dev/zero`` or a huge file cannot exhaust memory). With ``root``,
+    every folder between ``root`` and ``path`` is opened the same way, so a submission folder
+    that is itself a link is refused too.
+    """
     path = Path(path)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    folder_fd = None
     try:
-        size = path.stat().st_size
+        if root is not None:
+            parts = path.relative_to(root).parts
+            folder_fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            for part in parts[:-1]:
+                next_fd = os.open(part, os.O_RDONLY | os.O_NOFOLLOW |
+                                  getattr(os, "O_DIRECTORY", 0), dir_fd=folder_fd)
+                os.close(folder_fd)
+                folder_fd = next_fd
+            fd = os.open(parts[-1], flags, dir_fd=folder_fd)
+        else:
+            fd = os.open(path, flags)
     except OSError as error:
-        raise NotebookProblem(f"the notebook file could not be opened ({error.strerror})")
-    if size > MAX_BYTES:
-        raise NotebookProblem(f"the notebook is {size >> 20} MiB, over the {MAX_BYTES >> 20} MiB "
-                              f"limit; clear its outputs (Edit > Clear Outputs) and resubmit")
+        if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise NotebookProblem("the submission contains a symbolic link where the notebook "
+                                  "should be; links are not graded: submit the notebook file "
+                                  "itself") from None
+        raise NotebookProblem(f"the notebook file could not be opened "
+                              f"({error.strerror or error})") from None
+    finally:
+        if folder_fd is not None:
+            os.close(folder_fd)
     try:
-        notebook = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise NotebookProblem(f"the notebook is not valid JSON ({error}); it may have been "
-                              f"damaged: download a fresh copy and paste your answers in")
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotebookProblem("the submitted notebook is not a regular file; submit the "
+                                  "notebook file itself")
+        if info.st_size > limit:
+            raise NotebookProblem(f"the notebook is {info.st_size >> 20} MiB, over the "
+                                  f"{limit >> 20} MiB limit; clear its outputs (Edit > Clear "
+                                  f"Outputs) and resubmit")
+        chunks, total = [], 0
+        while total <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise NotebookProblem(f"the notebook is over the {limit >> 20} MiB limit; clear its "
+                                  f"outputs (Edit > Clear Outputs) and resubmit")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def load(path, root=None):
+    """A submitted notebook, checked and cleaned (see :func:`check_structure`)."""
+    return parse(read_regular(path, root=root))
+
+
+def parse(raw):
+    try:
+        notebook = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise NotebookProblem(f"the notebook is not valid JSON ({type(error).__name__}); it may "
+                              f"have been damaged: download a fresh copy and paste your answers in")
     return check_structure(notebook)
 
 

@@ -1,24 +1,47 @@
-"""How a learner's kernel is confined.
+"""How a learner's kernel is confined: an allowlist, another identity, limits.
 
-On Linux with bubblewrap the kernel sees the machine read-only, with these folders hidden behind
-empty tmpfs mounts: the course repository (all but the installed ``helpers`` package), the home
-folders, ``/tmp``, and every folder the caller names (gradebook, exchange, other submissions).
-Its only writable place is a scratch folder holding the submission copy and the kernel's sockets.
-It has no network. Resource limits (CPU seconds, address space, processes, file size) apply with
-or without bubblewrap, through ``prlimit``.
+With bubblewrap on Linux the kernel starts in an empty root filesystem into which only this is
+mounted, read-only:
+
+- the system's program and library folders (``/usr/bin``, ``/usr/lib``, ``/usr/share`` and their
+  ``/bin``, ``/lib`` links) and a few files of ``/etc`` the dynamic linker and fonts need;
+- the interpreter: its executable, its standard library, the site-packages it imports from, and the
+  learner-visible ``helpers`` package, wherever each is installed (:func:`python_layout` asks the
+  interpreter itself);
+- the kernel's connection file.
+
+The only writable place is a size-limited tmpfs at ``/home/learner`` (``HOME``, ``TMPDIR``, the
+working folder, the kernel's sockets). The course, its suites and solutions, the gradebook, the
+exchange, other submissions, the grader's temporary files and home folders are simply absent,
+wherever they live. If the grading engine itself is installed inside an allowed folder (a
+non-editable install in site-packages), it is covered by an empty folder.
+
+The kernel never runs with the grader's identity: graded as root, learner code runs as a host user
+id of its own that owns nothing (:func:`kernel_uid`), with no capabilities and ``no_new_privs``;
+graded as an ordinary user, it runs in a user namespace that sees nothing of that user but the
+read-only allowlist. Its environment is a short allowlist. It has no network, its own process,
+IPC and UTS namespaces, and resource limits (CPU seconds, address space, processes, file size)
+through ``prlimit`` and, where the machine allows, a control group per kernel.
 """
 import dataclasses
+import functools
+import json
 import os
 import shutil
+import subprocess
 import sys
 import warnings
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-HELPERS = REPO / "src" / "helpers"
+INSIDE_HOME = "/home/learner"          # the learner's scratch folder, inside the sandbox
+INSIDE_CONNECTION = "/run/attention-course/kernel.json"
+INSIDE_SOCKETS = f"{INSIDE_HOME}/.kernel/ipc"
+UID_BASE = 2_100_000_000               # root grader: kernel uid = UID_BASE + grading process id
 
-
-SANDBOX_UID = 65534  # "nobody" inside the sandbox: a user namespace, so limits bind even for root
+SYSTEM_FOLDERS = ["/usr/bin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libx32", "/usr/share"]
+TOP_LEVEL_LINKS = ["/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin"]
+ETC_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+             "/etc/alternatives", "/etc/fonts", "/etc/mime.types", "/etc/nsswitch.conf"]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -29,12 +52,18 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     cpu_seconds: int = 300          # CPU time of the whole kernel process
     memory_bytes: int = 2 << 30     # address space (numpy, matplotlib and OpenBLAS fit in 2 GiB)
-    processes: int = 128            # tasks (processes and threads) in the kernel's cgroup
+    processes: int = 128            # tasks (processes and threads) of the kernel
     file_bytes: int = 64 << 20      # largest file the kernel may write
+    scratch_bytes: int = 128 << 20  # everything the kernel may write, in all
 
 
 def bubblewrap():
     return shutil.which("bwrap")
+
+
+def setpriv():
+    return shutil.which("setpriv") or ("/usr/bin/setpriv" if Path("/usr/bin/setpriv").exists()
+                                       else None)
 
 
 def available():
@@ -46,6 +75,9 @@ def resolve_mode(mode):
     if mode == "off":
         return False
     if available():
+        if os.geteuid() == 0 and setpriv() is None:
+            raise SandboxUnavailable("grading as root needs setpriv (util-linux) to run learner "
+                                     "code as another user; install util-linux")
         return True
     if mode == "require":
         raise SandboxUnavailable(
@@ -57,7 +89,194 @@ def resolve_mode(mode):
     return False
 
 
-def _limit_prefix(limits):
+def kernel_uid():
+    """The host user id learner code runs as when the grader is root: one no account uses, distinct
+    for every grading process, so two kernels graded at once never share an identity."""
+    return UID_BASE + os.getpid()
+
+
+def kernel_environment(home, extra=None):
+    """The whole environment learner code sees: nothing of the grader's."""
+    env = {
+        "HOME": home, "TMPDIR": home, "USER": "learner", "LOGNAME": "learner",
+        "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "IPYTHONDIR": f"{home}/.ipython", "MPLCONFIGDIR": f"{home}/.matplotlib",
+        "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        # In its own pid namespace the kernel's parent is pid 1: ipykernel skips its parent-poller
+        # for pid 1, where it would otherwise think its parent had exited.
+        "JPY_PARENT_PID": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+# ------------------------------------------------------------------ what the interpreter needs
+
+PROBE = r"""
+import importlib.util, json, os, site, sys, sysconfig
+def where(name):
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return list(spec.submodule_search_locations)[0]
+    return spec.origin
+chain, path = [], sys.executable
+for _ in range(40):
+    chain.append(path)
+    if not os.path.islink(path):
+        break
+    path = os.path.join(os.path.dirname(path), os.readlink(path))
+lib = sysconfig.get_config_var("LIBDIR") or ""
+names = [sysconfig.get_config_var(v) or "" for v in ("INSTSONAME", "LDLIBRARY")]
+print(json.dumps({
+    "executable": sys.executable, "chain": chain, "prefix": sys.prefix,
+    "base_prefix": sys.base_prefix, "path": [p for p in sys.path if p],
+    "site_packages": site.getsitepackages() + [site.getusersitepackages()] + [
+        sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})[k]
+        for k in ("purelib", "platlib")],
+    "libpython": [os.path.join(lib, n) for n in names if n and os.path.exists(os.path.join(lib, n))],
+    "helpers": where("helpers"), "autograder": where("autograder"),
+}))
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def python_layout(executable=None):
+    """Ask the interpreter that runs kernels where its parts are, as the kernel will see them
+    (isolated mode: no current folder, no PYTHONPATH, no user site)."""
+    done = subprocess.run([executable or sys.executable, "-I", "-c", PROBE], capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, timeout=60)
+    if done.returncode != 0:
+        raise SandboxUnavailable(f"could not inspect the interpreter: {done.stderr[-500:]}")
+    return json.loads(done.stdout)
+
+
+def readable_paths(layout):
+    """(read-only binds, symlinks to recreate, folders to cover) for the interpreter's parts."""
+    binds, links = [], []
+    if os.path.realpath(layout["prefix"]) != os.path.realpath(layout["base_prefix"]):
+        binds.append(layout["prefix"])  # a virtual environment: its pyvenv.cfg, bin/ and packages
+    for step in layout["chain"]:
+        if os.path.islink(step):
+            links.append((os.readlink(step), step))
+        else:
+            binds.append(step)
+    binds += layout["libpython"]
+    binds += [p for p in layout["path"] if os.path.exists(p)]
+    if layout["helpers"]:
+        binds.append(layout["helpers"])
+    used = {os.path.realpath(p) for p in layout["path"]}
+    cover = [p for p in layout["site_packages"] if os.path.isdir(p) and
+             os.path.realpath(p) not in used]  # e.g. the base interpreter's, under a venv
+    if layout["autograder"]:
+        cover.append(layout["autograder"])
+    return binds, links, cover
+
+
+def _inside(path, folders, resolve=True):
+    path = os.path.realpath(path) if resolve else os.path.normpath(path)
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+class Mounts:
+    """bubblewrap arguments that build a root filesystem from nothing, in order."""
+
+    def __init__(self):
+        self.args, self.made, self.bound = [], {"/"}, []
+
+    def _parents(self, path):
+        parts = Path(path).parts
+        for depth in range(2, len(parts)):
+            folder = str(Path(*parts[:depth]))
+            if folder not in self.made and not _inside(folder, self.bound):
+                self.made.add(folder)
+                self.args += ["--perms", "0755", "--dir", folder]
+
+    def bind(self, source, target=None):
+        """Show host ``source`` read-only at ``target`` (by default at its own real path)."""
+        if target is None:
+            source = target = os.path.realpath(source)
+            if _inside(target, self.bound, resolve=False):
+                return  # already visible through a folder bound earlier
+        self._parents(target)
+        self.args += ["--ro-bind", source, target]
+        self.bound.append(target)
+        self.made.add(target)
+
+    def link(self, target, path):
+        if _inside(path, self.bound, resolve=False) or path in self.made:
+            return
+        self._parents(path)
+        self.args += ["--symlink", target, path]
+        self.made.add(path)
+
+    def cover(self, folder):
+        """An empty, read-only folder over ``folder``, when it lies inside something bound."""
+        folder = os.path.realpath(folder)
+        if os.path.isdir(folder) and _inside(folder, self.bound, resolve=False):
+            self.args += ["--perms", "0555", "--tmpfs", folder, "--remount-ro", folder]
+
+
+def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=()):
+    """The bwrap command line (up to and including ``--``) for one kernel.
+
+    ``private`` names more folders (the course, its state) to cover should any of them lie
+    inside an allowed folder."""
+    mounts = Mounts()
+    for folder in SYSTEM_FOLDERS:
+        if os.path.isdir(folder):
+            mounts.bind(folder)
+    for path in TOP_LEVEL_LINKS:
+        if os.path.islink(path):
+            mounts.link(os.readlink(path), path)
+        elif os.path.isdir(path):
+            mounts.bind(path)
+    for path in ETC_FILES:
+        if os.path.islink(path):
+            mounts.link(os.readlink(path), path)
+        elif os.path.exists(path):
+            mounts.bind(path)
+    binds, links, cover = readable_paths(python_layout())
+    for path in sorted({os.path.realpath(p) for p in binds}, key=len):
+        mounts.bind(path)
+    for target, path in links:
+        mounts.link(target, path)
+    for folder in [*cover, *private]:
+        mounts.cover(folder)
+    mounts.bind(str(passwd_file), "/etc/passwd")
+    mounts.bind(str(connection_file), INSIDE_CONNECTION)
+    home = INSIDE_HOME
+    args = [bubblewrap(), *mounts.args,
+            "--dev", "/dev", "--proc", "/proc",
+            "--size", str(limits.scratch_bytes), "--perms", "1777", "--tmpfs", home,
+            "--perms", "1777", "--dir", f"{home}/.kernel",
+            "--perms", "1777", "--dir", f"{home}/tmp", "--symlink", f"{home}/tmp", "/tmp",
+            "--chdir", home,
+            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--hostname", "learner",
+            "--die-with-parent", "--new-session", "--clearenv"]
+    for key, value in kernel_environment(home).items():
+        args += ["--setenv", key, value]
+    if uid is not None:  # root: keep only what setpriv needs to become the kernel's own user
+        args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                 "--cap-add", "CAP_SETPCAP", "--"]
+        args += [setpriv(), f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
+    else:  # an ordinary user: a user namespace maps the grader's id, nothing else is reachable
+        args += ["--unshare-user", "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL", "--"]
+    return args
+
+
+def passwd_text(uid):
+    return (f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+            f"learner:x:{uid}:{uid}:learner:{INSIDE_HOME}:/bin/sh\n"
+            f"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+
+
+def limit_prefix(limits):
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         return []
@@ -65,65 +284,25 @@ def _limit_prefix(limits):
             f"--nproc={limits.processes}", f"--fsize={limits.file_bytes}", "--"]
 
 
-def command(kernel_cmd, scratch, sandboxed, limits, hidden=(), cgroup=None):
-    """The full command that starts ``kernel_cmd`` confined to ``scratch``."""
-    prefix = (cgroup.prefix() if cgroup else []) + _limit_prefix(limits)
-    if not sandboxed:
-        return prefix + list(kernel_cmd)
-    scratch = str(Path(scratch).resolve())
-    args = [bubblewrap(), "--ro-bind", "/", "/", "--dev", "/dev",
-            "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-            "--unshare-pid", "--proc", "/proc",
-            "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            # In its own pid namespace the kernel's parent is pid 1: ipykernel skips its
-            # parent-poller for pid 1, where it would otherwise think its parent had exited.
-            "--setenv", "JPY_PARENT_PID", "1"]
-    to_hide = [REPO, Path("/tmp"), Path("/root"), Path("/home"), Path("/var/tmp"),
-               *[Path(h) for h in hidden]]
-    for folder in to_hide:
-        folder = folder.resolve()
-        if folder.is_dir():
-            args += ["--tmpfs", str(folder)]
-    # The interpreter and its packages may live inside a hidden folder (a .venv in the repo).
-    for needed in _needed_paths():
-        args += ["--ro-bind", str(needed), str(needed)]
-    args += ["--bind", scratch, scratch, "--chdir", scratch,
-             "--setenv", "HOME", scratch, "--setenv", "TMPDIR", scratch]
-    return prefix + args + ["--"] + list(kernel_cmd)
-
-
-def _needed_paths():
-    """Read-only paths a kernel needs even when they sit inside a hidden folder."""
-    paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), HELPERS.resolve()}
-    real = Path(os.path.realpath(sys.executable)).parent.parent
-    paths.add(real)
-    # Keep only the shortest distinct paths, parents before children.
-    ordered = sorted(paths, key=lambda p: len(p.parts))
-    kept = []
-    for path in ordered:
-        if not any(path.is_relative_to(k) for k in kept) and path != Path("/"):
-            kept.append(path)
-    return [p for p in kept if p.exists()]
-
-
 class Cgroup:
     """A control group per kernel, where the machine lets us make one (root, cgroup v1 or a
     writable v2 tree): caps the number of processes (fork bombs: RLIMIT_NPROC does not bind
-    root) and the memory of the kernel and everything it starts, and kills them all at the end."""
+    root) and the memory of the kernel and everything it starts (its tmpfs included), and kills
+    them all at the end."""
 
     ROOT = Path("/sys/fs/cgroup")
 
     def __init__(self, name, limits):
         self.folders = []
         self.name = name
+        memory = limits.memory_bytes + limits.scratch_bytes
         for controller, settings in (("pids", {"pids.max": limits.processes}),
-                                     ("memory", {"memory.limit_in_bytes": limits.memory_bytes})):
+                                     ("memory", {"memory.limit_in_bytes": memory})):
             folder = self._make(controller, settings)
             if folder:
                 self.folders.append(folder)
         if not self.folders:  # cgroup v2: one tree, both controllers
-            folder = self._make(None, {"pids.max": limits.processes, "memory.max": limits.memory_bytes})
+            folder = self._make(None, {"pids.max": limits.processes, "memory.max": memory})
             if folder:
                 self.folders.append(folder)
 

@@ -2,8 +2,8 @@
 
 The suite gets a ``submission`` fixture. ``submission.softmax(z)`` encodes the arguments, calls
 the learner's ``softmax`` wherever it lives (a sandboxed kernel when grading; this process when
-the project tests its own catalogue) and decodes the reply into plain numpy values. The suite
-compares them on this, trusted, side.
+the project tests its own catalogue) and reads the reply as data only (:func:`wire.read_reply`):
+plain numbers, strings and numeric arrays. The suite compares them on this, trusted, side.
 """
 import contextlib
 import dataclasses
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from . import wire
+from . import agent, wire
 from .kernel import CallFailed
 from .testing import Feedback, SubmissionError
 
@@ -46,6 +46,8 @@ class Submission:
             reply = self._caller(name, args, kwargs)
         except CallFailed as error:
             raise SubmissionError(f"Calling `{name}` failed: it {error}.") from None
+        except wire.BadReply as error:
+            raise SubmissionError(f"Calling `{name}` gave no readable reply ({error}).") from None
         if not isinstance(reply, dict) or "ok" not in reply:
             raise SubmissionError(f"Calling `{name}` gave no readable reply.")
         if not reply["ok"]:
@@ -69,13 +71,16 @@ class Submission:
         self.last = CallRecord(name, list(reply.get("warnings", [])),
                                list(reply.get("mutated", [])), str(reply.get("stdout", "")),
                                float(reply.get("seconds", 0.0)))
-        return wire.decode(reply.get("value"))
+        return reply.get("value")
 
 
 def local_caller(namespace):
-    """Call functions of a trusted namespace in this process, through the same wire path."""
+    """Call functions of a trusted namespace in this process, through the same encoding and the
+    same data-only reader as a kernel's replies (used to test the suites and the catalogue)."""
     def call(name, args, kwargs):
-        return wire.local_namespace_call(namespace, name, args, kwargs)
+        nonce = "local"
+        return wire.read_reply(agent.handle(wire.request(name, args, kwargs, nonce), namespace),
+                               nonce)
     return call
 
 

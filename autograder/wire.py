@@ -1,28 +1,30 @@
-"""The wire format between the trusted grader and the learner's kernel.
+"""The wire between the trusted grader and the learner's kernel: the grader's side.
 
-Only plain data crosses: JSON for numbers, strings, lists, tuples and dicts, and ``.npy`` bytes
-(``allow_pickle=False``) for arrays. Nothing is ever unpickled on either side.
+A call goes out as JSON text (:func:`request`) and comes back as one JSON reply, displayed by the
+kernel under :data:`MIME` (see :mod:`autograder.agent`, the code that answers inside the kernel).
+Everything in a reply was written by code the learner controls, so this module reads it as data
+and nothing else (:func:`read_reply`, :func:`decode`):
 
-This one module is used twice. The grader imports it to encode arguments and decode results; its
-source text is also executed inside the learner's kernel (it needs only the standard library and
-numpy), where :func:`handle` looks a function up in the learner's namespace, calls it and encodes
-what came back. Whatever the kernel sends is checked again on the trusted side, so a learner who
-tampers with the kernel-side copy can only spoil their own results.
+- numbers, booleans, strings, None, and lists, tuples and string-keyed dicts of those;
+- numeric and boolean arrays in ``.npy`` format, parsed here by a strict reader (no object,
+  structured, string, datetime or void dtypes; the header is matched, never evaluated);
+- within limits of size, depth and element count.
+
+Anything else becomes an :class:`Unsupported` value ("an object of type X"). Nothing the kernel
+sends is evaluated, unpickled or imported, and a reply must carry the nonce of its call.
 """
 import base64
-import contextlib
-import functools
-import io
+import binascii
 import json
-import math
-import time
-import traceback
-import warnings
+import re
 
 import numpy as np
 
 MIME = "application/vnd.attention-course.reply+json"
-MAX_TEXT = 4000  # characters of a learner's printed output or traceback kept per call
+MAX_REPLY_CHARS = 48 << 20   # one reply; suites' largest is a few MiB
+MAX_DEPTH = 24               # nesting of lists, tuples and dicts in a value
+MAX_ITEMS = 100_000          # values (arrays count as one) in one reply
+MAX_TEXT = 4000              # characters of printed output or traceback kept per call
 
 
 # ---------------------------------------------------------------- markers for arguments
@@ -31,14 +33,15 @@ class Function:
     """Pass one of the learner's own functions, by name, as an argument."""
 
     def __init__(self, name):
-        self.name = name
+        self.name = str(name)
 
 
 class Lambda:
-    """Pass a small function written by the suite (source text, evaluated with ``np`` in scope)."""
+    """Pass a small function written by the suite (source text, evaluated in the learner's kernel
+    with ``np`` in scope; never on this side)."""
 
     def __init__(self, source):
-        self.source = source
+        self.source = str(source)
 
 
 class Partial:
@@ -57,165 +60,211 @@ class RNG:
 
 
 class Unsupported:
-    """A result that cannot cross the boundary (an arbitrary object, a pickled array...)."""
+    """A value that cannot cross the boundary (an arbitrary object, an object array...)."""
 
     def __init__(self, type_name):
-        self.type_name = type_name
+        self.type_name = str(type_name)[:100]
 
     def __repr__(self):
         return f"<an object of type {self.type_name}>"
 
+    def __eq__(self, other):
+        return isinstance(other, Unsupported) and other.type_name == self.type_name
 
-# ---------------------------------------------------------------- encoding
+    def __hash__(self):
+        return hash(self.type_name)
 
-def _array_bytes(array):
+
+class BadReply(Exception):
+    """The kernel's answer is not a reply to this call (wrong nonce, malformed, too large)."""
+
+
+# ---------------------------------------------------------------- requests (grader -> kernel)
+
+def _array_text(array):
+    import io
     buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
+    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _array_from(text):
-    return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
-
-
-def encode(value):
-    """Turn a value into JSON-able data. Unknown objects become an ``__unsupported__`` marker."""
+def encode_argument(value):
+    """Arguments the suites pass: plain data, arrays, and the markers above."""
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, int) and type(value) is int:
+    if type(value) is int:
         return value
-    if type(value) is float:
-        return value if math.isfinite(value) else {"__float__": repr(value)}
-    if isinstance(value, np.ndarray) and type(value) is np.ndarray:
-        if value.dtype.hasobject:
-            return {"__unsupported__": "numpy array of Python objects"}
-        return {"__ndarray__": _array_bytes(value)}
-    if isinstance(value, np.generic) and not isinstance(value, np.object_):
-        return {"__npscalar__": _array_bytes(np.asarray(value))}
-    if type(value) is tuple:
-        return {"__tuple__": [encode(v) for v in value]}
-    if type(value) is list:
-        return [encode(v) for v in value]
-    if type(value) is dict and all(type(k) is str for k in value):
-        return {"__dict__": {k: encode(v) for k, v in value.items()}}
+    if isinstance(value, float):
+        value = float(value)
+        return value if np.isfinite(value) else {"__float__": repr(value)}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in ARRAY_KINDS:
+            raise TypeError(f"cannot send an array of dtype {value.dtype} to a kernel")
+        return {"__ndarray__": _array_text(value)}
+    if isinstance(value, np.generic):
+        return {"__npscalar__": _array_text(np.asarray(value))}
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode_argument(v) for v in value]}
+    if isinstance(value, list):
+        return [encode_argument(v) for v in value]
+    if isinstance(value, dict):
+        return {"__dict__": {str(k): encode_argument(v) for k, v in value.items()}}
     if isinstance(value, Function):
         return {"__function__": value.name}
     if isinstance(value, Lambda):
         return {"__lambda__": value.source}
     if isinstance(value, Partial):
-        return {"__partial__": encode(value.function), "kwargs": encode(dict(value.kwargs))}
+        return {"__partial__": encode_argument(value.function),
+                "kwargs": encode_argument(dict(value.kwargs))}
     if isinstance(value, RNG):
         return {"__rng__": value.seed}
-    return {"__unsupported__": type(value).__name__}
+    raise TypeError(f"cannot send a {type(value).__name__} to a kernel")
 
 
-def decode(data, namespace=None):
-    """Inverse of :func:`encode`. ``namespace`` resolves Function markers (kernel side only)."""
-    if isinstance(data, list):
-        return [decode(v, namespace) for v in data]
-    if not isinstance(data, dict):
-        return data
-    if "__ndarray__" in data:
-        return _array_from(data["__ndarray__"])
-    if "__npscalar__" in data:
-        return _array_from(data["__npscalar__"])[()]
-    if "__float__" in data:
-        return float(data["__float__"])
-    if "__tuple__" in data:
-        return tuple(decode(v, namespace) for v in data["__tuple__"])
-    if "__dict__" in data:
-        return {k: decode(v, namespace) for k, v in data["__dict__"].items()}
-    if "__unsupported__" in data:
-        return Unsupported(str(data["__unsupported__"]))
-    if "__rng__" in data:
-        return np.random.default_rng(int(data["__rng__"]))
-    if "__function__" in data:
-        if namespace is None:
-            raise ValueError("functions can only be resolved inside the kernel")
-        name = data["__function__"]
-        if not callable(namespace.get(name)):
-            raise NameError(f"{name} is not defined")
-        return namespace[name]
-    if "__lambda__" in data:
-        return eval(data["__lambda__"], {"np": np, "__builtins__": __builtins__})
-    if "__partial__" in data:
-        return functools.partial(decode(data["__partial__"], namespace),
-                                 **decode(data["kwargs"], namespace))
-    raise ValueError(f"unknown wire object with keys {sorted(data)}")
+def request(name, args, kwargs, nonce):
+    """The JSON text of one call."""
+    return json.dumps({"name": str(name), "nonce": str(nonce),
+                       "args": encode_argument(list(args)),
+                       "kwargs": encode_argument(dict(kwargs))})
 
 
-def request(name, args, kwargs):
-    return json.dumps({"name": name, "args": encode(list(args)), "kwargs": encode(dict(kwargs))})
+# ---------------------------------------------------------------- replies (kernel -> grader)
+
+ARRAY_KINDS = "biufc"
+_DTYPES = {"b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"}
+_HEADER = re.compile(r"\{'descr': '([<>|=])([a-z]\d+)', 'fortran_order': (True|False), "
+                     r"'shape': \(((?:\d+, )*\d+,?|)\), \}\s*")
 
 
-# ---------------------------------------------------------------- the kernel side
-
-def _snapshot(values):
-    return [np.array(v, copy=True) if isinstance(v, np.ndarray) else None for v in values]
-
-
-def handle(request_text, namespace):
-    """Call ``namespace[name](*args, **kwargs)`` and return the JSON reply text."""
-    started = time.perf_counter()
-    printed = io.StringIO()
-    reply = {"ok": False}
+def read_array(text):
+    """A numeric or boolean ndarray from base64 ``.npy`` text, or Unsupported. Strict: the header
+    must be the one numpy writes for a plain array, the data must have exactly the right size."""
     try:
-        call = json.loads(request_text)
-        name = call["name"]
-        function = namespace.get(name)
-        if function is None:
-            reply["error"] = {"kind": "missing", "message": f"{name} is not defined"}
-            return json.dumps(reply)
-        if not callable(function):
-            reply["error"] = {"kind": "missing", "message": f"{name} is not a function"}
-            return json.dumps(reply)
-        args = decode(call["args"], namespace)
-        kwargs = decode(call["kwargs"], namespace)
-        before = _snapshot(list(args) + list(kwargs.values()))
-        with warnings.catch_warnings(record=True) as caught, \
-                contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-            warnings.simplefilter("always")
-            with np.errstate(all="warn", under="ignore"):  # underflow to 0 is harmless
-                value = function(*args, **kwargs)
-        after = list(args) + list(kwargs.values())
-        mutated = [i for i, (b, a) in enumerate(zip(before, after))
-                   if b is not None and not (a.shape == b.shape and
-                                             np.array_equal(a, b, equal_nan=True))]
-        reply = {"ok": True, "value": encode(value), "mutated": mutated,
-                 "warnings": [f"{w.category.__name__}: {w.message}" for w in caught][:20]}
-    except NotImplementedError:
-        reply["error"] = {"kind": "not_implemented", "message": "raises NotImplementedError"}
-    except BaseException as error:  # a learner's SystemExit or KeyboardInterrupt is a result too
-        lines = traceback.format_exception(type(error), error, error.__traceback__)
-        # Drop the frames of this module: the learner only needs their own code's frames.
-        kept = [line for line in lines if "attention-course-wire" not in line]
-        reply["error"] = {"kind": "exception",
-                          "message": f"{type(error).__name__}: {error}"[:MAX_TEXT],
-                          "traceback": "".join(kept)[-MAX_TEXT:]}
-    reply["stdout"] = printed.getvalue()[:MAX_TEXT]
-    reply["seconds"] = time.perf_counter() - started
-    return json.dumps(reply)
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        return Unsupported("damaged array")
+    if raw[:6] != b"\x93NUMPY" or len(raw) < 10:
+        return Unsupported("damaged array")
+    major = raw[6]
+    if major == 1:
+        length, start = int.from_bytes(raw[8:10], "little"), 10
+    elif major in (2, 3) and len(raw) >= 12:
+        length, start = int.from_bytes(raw[8:12], "little"), 12
+    else:
+        return Unsupported("damaged array")
+    if length > 4096:
+        return Unsupported("damaged array")
+    try:
+        header = raw[start:start + length].decode("latin-1")
+    except UnicodeDecodeError:
+        return Unsupported("damaged array")
+    match = _HEADER.fullmatch(header)
+    if match is None:
+        kind = re.search(r"'descr': '([^']*)'", header)
+        return Unsupported(f"numpy array of dtype {kind.group(1)}" if kind else
+                           "structured numpy array")
+    order, code, fortran, shape_text = match.groups()
+    if code not in _DTYPES:
+        return Unsupported(f"numpy array of dtype {code}")
+    shape = tuple(int(n) for n in shape_text.replace(",", " ").split())
+    try:
+        dtype = np.dtype(order + code)
+    except TypeError:
+        return Unsupported(f"numpy array of dtype {code}")
+    size = 1
+    for n in shape:
+        size *= n
+    data = raw[start + length:]
+    if len(data) != size * dtype.itemsize:
+        return Unsupported("damaged array")
+    array = np.frombuffer(data, dtype=dtype)
+    array = array.reshape(shape, order="F" if fortran == "True" else "C")
+    return np.array(array, dtype=dtype.newbyteorder("="), copy=True)
 
 
-KERNEL_ENTRY = """
-def __attention_course_call__(request_text):
-    from IPython.display import display
-    display({%r: __attention_course_wire__.handle(request_text, get_ipython().user_ns)}, raw=True)
-""" % MIME
+class _Budget:
+    def __init__(self):
+        self.items = 0
+
+    def take(self):
+        self.items += 1
+        if self.items > MAX_ITEMS:
+            raise BadReply(f"the value has more than {MAX_ITEMS} parts")
 
 
-def kernel_bootstrap():
-    """Source that installs this module inside a kernel as ``__attention_course_wire__``."""
-    source = open(__file__.replace(".pyc", ".py"), encoding="utf-8").read()
-    return (
-        "import types as __t\n"
-        "__attention_course_wire__ = __t.ModuleType('attention_course_wire')\n"
-        f"exec(compile({source!r}, 'attention-course-wire', 'exec'), __attention_course_wire__.__dict__)\n"
-        "del __t\n" + KERNEL_ENTRY
-    )
+def decode(data, _depth=0, _budget=None):
+    """Data-only decoding of a reply's value (the inverse of the agent's encoding)."""
+    budget = _budget or _Budget()
+    budget.take()
+    if _depth > MAX_DEPTH:
+        raise BadReply(f"the value is nested more than {MAX_DEPTH} levels deep")
+    if data is None or isinstance(data, (bool, str)):
+        return data
+    if isinstance(data, int):
+        return data
+    if isinstance(data, float):
+        return data
+    if isinstance(data, list):
+        return [decode(v, _depth + 1, budget) for v in data]
+    if not isinstance(data, dict) or len(data) == 0:
+        return Unsupported(type(data).__name__)
+    (key, value), extra = next(iter(data.items())), len(data) > 1
+    if key == "__ndarray__" and not extra and isinstance(value, str):
+        return read_array(value)
+    if key == "__npscalar__" and not extra and isinstance(value, str):
+        array = read_array(value)
+        return array if isinstance(array, Unsupported) or array.ndim else array[()]
+    if key == "__float__" and not extra and value in ("nan", "inf", "-inf"):
+        return float(value)
+    if key == "__tuple__" and not extra and isinstance(value, list):
+        return tuple(decode(v, _depth + 1, budget) for v in value)
+    if key == "__dict__" and not extra and isinstance(value, dict):
+        return {str(k): decode(v, _depth + 1, budget) for k, v in value.items()}
+    if key == "__unsupported__" and not extra and isinstance(value, str):
+        return Unsupported(value)
+    return Unsupported("unknown wire object")
 
 
-def local_namespace_call(namespace, name, args, kwargs):
-    """Run a call in this process through the same encode/handle/decode path (trusted code only)."""
-    return json.loads(handle(request(name, args, kwargs), namespace))
+def read_reply(text, nonce):
+    """The reply to the call with ``nonce``, checked field by field; raises BadReply otherwise.
 
+    Returns a dict: ``ok`` (bool); when ok, ``value`` (decoded), ``mutated`` (argument indices),
+    ``warnings`` (strings), ``stdout`` (string), ``seconds`` (float); when not ok, ``error``
+    (``kind``, ``message``, ``traceback`` strings).
+    """
+    if not isinstance(text, str):
+        raise BadReply("the reply is not text")
+    if len(text) > MAX_REPLY_CHARS:
+        raise BadReply(f"the reply is larger than {MAX_REPLY_CHARS >> 20} MiB")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise BadReply(f"the reply is not valid JSON ({type(error).__name__})") from None
+    if not isinstance(data, dict) or data.get("nonce") != nonce:
+        raise BadReply("the reply does not answer this call")
+    reply = {"ok": data.get("ok") is True,
+             "stdout": _text(data.get("stdout")),
+             "seconds": _number(data.get("seconds")),
+             "warnings": [_text(w) for w in _list(data.get("warnings"))[:20]],
+             "mutated": [m for m in _list(data.get("mutated"))[:100]
+                         if type(m) is int and 0 <= m < 1000]}
+    if reply["ok"]:
+        reply["value"] = decode(data.get("value"))
+    else:
+        error = data.get("error") if isinstance(data.get("error"), dict) else {}
+        reply["error"] = {"kind": _text(error.get("kind")) or "exception",
+                          "message": _text(error.get("message")) or "an error",
+                          "traceback": _text(error.get("traceback"))}
+    return reply
+
+
+def _text(value):
+    return value[:MAX_TEXT] if isinstance(value, str) else ""
+
+
+def _list(value):
+    return value if isinstance(value, list) else []
+
+
+def _number(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

@@ -45,7 +45,7 @@ def if_it_works(attempt):
 
 def options():
     return grade.Options(sandbox="require", cell_timeout=4, notebook_timeout=40,
-                         call_timeout=3, suite_budget=60)
+                         call_timeout=3, budget=60)
 
 
 def base():

@@ -1,0 +1,165 @@
+"""The agent: the code the grader installs inside a learner's kernel to answer calls.
+
+Its source text is executed in the kernel (it needs only the standard library and numpy), where
+:func:`handle` looks a function up in the learner's namespace, calls it with the decoded arguments
+and encodes what came back as JSON and ``.npy`` bytes. The reply echoes the call's nonce.
+
+Everything here runs where the learner's code runs, so nothing it reports is trusted: the grader
+reads replies with its own data-only reader (:mod:`autograder.wire`). What the agent measures
+about a call (whether an argument was changed in place, whether numpy warned, what was printed)
+rests on the kernel's word: code that patches numpy or this module can forge it. The grader never
+imports this module to read replies; the project's own tests use :func:`handle` directly to run
+trusted reference code through the same encoding.
+"""
+import base64
+import contextlib
+import functools
+import io
+import json
+import math
+import time
+import traceback
+import warnings
+
+import numpy as np
+
+MIME = "application/vnd.attention-course.reply+json"
+MAX_TEXT = 4000  # characters of a learner's printed output or traceback kept per call
+FILENAME = "attention-course-agent"
+
+# Private references, taken when the agent is installed, before any learner cell runs.
+_dumps, _loads, _array_equal, _copy = json.dumps, json.loads, np.array_equal, np.array
+
+
+def _array_text(array):
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _array_from(text):
+    return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
+
+
+def encode(value):
+    """A returned value as JSON-able data; unknown objects become an ``__unsupported__`` marker."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value) is int:
+        return value
+    if type(value) is float:
+        return value if math.isfinite(value) else {"__float__": repr(value)}
+    if type(value) is np.ndarray:
+        if value.dtype.kind not in "biufc" or value.dtype.fields is not None:
+            return {"__unsupported__": f"numpy array of dtype {value.dtype}"}
+        return {"__ndarray__": _array_text(value)}
+    if isinstance(value, np.generic) and np.asarray(value).dtype.kind in "biufc":
+        return {"__npscalar__": _array_text(np.asarray(value))}
+    if type(value) is tuple:
+        return {"__tuple__": [encode(v) for v in value]}
+    if type(value) is list:
+        return [encode(v) for v in value]
+    if type(value) is dict and all(type(k) is str for k in value):
+        return {"__dict__": {k: encode(v) for k, v in value.items()}}
+    return {"__unsupported__": type(value).__name__}
+
+
+def decode(data, namespace):
+    """The arguments of a call, as the grader encoded them (functions resolved in ``namespace``)."""
+    if isinstance(data, list):
+        return [decode(v, namespace) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "__ndarray__" in data:
+        return _array_from(data["__ndarray__"])
+    if "__npscalar__" in data:
+        return _array_from(data["__npscalar__"])[()]
+    if "__float__" in data:
+        return float(data["__float__"])
+    if "__tuple__" in data:
+        return tuple(decode(v, namespace) for v in data["__tuple__"])
+    if "__dict__" in data:
+        return {k: decode(v, namespace) for k, v in data["__dict__"].items()}
+    if "__rng__" in data:
+        return np.random.default_rng(int(data["__rng__"]))
+    if "__function__" in data:
+        name = data["__function__"]
+        if not callable(namespace.get(name)):
+            raise NameError(f"{name} is not defined")
+        return namespace[name]
+    if "__lambda__" in data:  # suite-written source, evaluated here, in the learner's kernel
+        return eval(data["__lambda__"], {"np": np, "__builtins__": __builtins__})
+    if "__partial__" in data:
+        return functools.partial(decode(data["__partial__"], namespace),
+                                 **decode(data["kwargs"], namespace))
+    raise ValueError(f"unknown wire object with keys {sorted(data)}")
+
+
+def _snapshot(values):
+    return [_copy(v, copy=True) if isinstance(v, np.ndarray) else None for v in values]
+
+
+def handle(request_text, namespace):
+    """Call ``namespace[name](*args, **kwargs)``; return the JSON reply text."""
+    started = time.perf_counter()
+    printed = io.StringIO()
+    reply = {"ok": False, "nonce": None}
+    try:
+        call = _loads(request_text)
+        reply["nonce"] = call["nonce"]
+        name = call["name"]
+        function = namespace.get(name)
+        if function is None or not callable(function):
+            reply["error"] = {"kind": "missing", "message": f"{name} is not defined"
+                              if function is None else f"{name} is not a function"}
+            return _dumps(reply)
+        args = decode(call["args"], namespace)
+        kwargs = decode(call["kwargs"], namespace)
+        before = _snapshot(list(args) + list(kwargs.values()))
+        with warnings.catch_warnings(record=True) as caught, \
+                contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            warnings.simplefilter("always")
+            with np.errstate(all="warn", under="ignore"):  # underflow to 0 is harmless
+                value = function(*args, **kwargs)
+        after = list(args) + list(kwargs.values())
+        mutated = [i for i, (b, a) in enumerate(zip(before, after))
+                   if b is not None and not (isinstance(a, np.ndarray) and a.shape == b.shape
+                                             and _array_equal(a, b, equal_nan=True))]
+        reply.update({"ok": True, "value": encode(value), "mutated": mutated,
+                      "warnings": [f"{w.category.__name__}: {w.message}" for w in caught][:20]})
+    except NotImplementedError:
+        reply["error"] = {"kind": "not_implemented", "message": "raises NotImplementedError"}
+    except BaseException as error:  # a learner's SystemExit or KeyboardInterrupt is a result too
+        lines = traceback.format_exception(type(error), error, error.__traceback__)
+        # Drop the agent's own frames: the learner only needs their own code's frames.
+        kept = [line for line in lines if FILENAME not in line]
+        reply.pop("value", None)
+        reply["ok"] = False
+        reply["error"] = {"kind": "exception",
+                          "message": f"{type(error).__name__}: {error}"[:MAX_TEXT],
+                          "traceback": "".join(kept)[-MAX_TEXT:]}
+    reply["stdout"] = printed.getvalue()[:MAX_TEXT]
+    reply["seconds"] = time.perf_counter() - started
+    try:
+        return _dumps(reply)
+    except (TypeError, ValueError) as error:  # e.g. a message that is not text
+        return _dumps({"ok": False, "nonce": reply["nonce"],
+                       "error": {"kind": "exception", "message": f"unreadable result ({error})"}})
+
+
+ENTRY = """
+def __attention_course_call__(request_text):
+    from IPython.display import display
+    display({%r: __attention_course_agent__.handle(request_text, get_ipython().user_ns)}, raw=True)
+""" % MIME
+
+
+def bootstrap():
+    """Source that installs this module in a kernel as ``__attention_course_agent__``."""
+    source = open(__file__.replace(".pyc", ".py"), encoding="utf-8").read()
+    return (
+        "import types as __t\n"
+        "__attention_course_agent__ = __t.ModuleType('attention_course_agent')\n"
+        f"exec(compile({source!r}, {FILENAME!r}, 'exec'), __attention_course_agent__.__dict__)\n"
+        "del __t\n" + ENTRY
+    )
