@@ -13,6 +13,25 @@ from . import grade as engine
 from . import reference
 
 
+def add_time_options(parser):
+    defaults = engine.Options()
+    parser.add_argument("--cell-timeout", type=float, default=defaults.cell_timeout, metavar="S",
+                        help="seconds one cell of a notebook may run (default %(default)g)")
+    parser.add_argument("--notebook-timeout", type=float, default=defaults.notebook_timeout,
+                        metavar="S", help="seconds all cells together may run (default %(default)g)")
+    parser.add_argument("--call-timeout", type=float, default=defaults.call_timeout, metavar="S",
+                        help="seconds one call of a hidden test may take (default %(default)g)")
+    parser.add_argument("--budget", type=float, default=defaults.budget, metavar="S",
+                        help="seconds for everything one notebook gets: cells, replays after "
+                             "crashes and the hidden suite (default %(default)g)")
+
+
+def options_from(args):
+    return engine.Options(sandbox=args.sandbox, cell_timeout=args.cell_timeout,
+                          notebook_timeout=args.notebook_timeout, call_timeout=args.call_timeout,
+                          budget=args.budget)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder",
                                      description="Grade attention-course notebooks.")
@@ -33,6 +52,7 @@ def main(argv=None):
     mode.add_argument("--no-sandbox", action="store_const", dest="sandbox", const="off",
                       help="run learner code without bubblewrap (trusted notebooks only)")
     g.set_defaults(sandbox="auto")
+    add_time_options(g)
 
     r = commands.add_parser("release", help="regenerate notebooks/ from solutions/ with nbgrader")
     r.add_argument("assignments", nargs="*")
@@ -44,6 +64,7 @@ def main(argv=None):
     a.add_argument("--student", action="append", help="only these students (repeatable)")
     a.add_argument("--require-sandbox", action="store_const", dest="sandbox", const="require",
                    default="auto")
+    add_time_options(a)
 
     commands.add_parser("demo", help="release, grade a sample class, print the grade table")
 
@@ -56,9 +77,15 @@ def main(argv=None):
         return release(args.assignments or reference.assignments())
     if args.command == "autograde":
         from .course import autograde
-        count = autograde(args.assignment, args.jobs, sandbox=args.sandbox, students=args.student)
-        print(f"graded {count} submissions of {args.assignment}; see `nbgrader formgrader` "
+        from .batch import flag_lines
+        results = autograde(args.assignment, args.jobs, students=args.student,
+                            options=options_from(args))
+        print(f"graded {len(results)} submissions of {args.assignment}; see `nbgrader formgrader` "
               f"or `nbgrader export`")
+        flagged = flag_lines(results)
+        if flagged:
+            print("flagged for review (code that patches modules or names the grader's agent):")
+            print("\n".join(flagged))
         return 0
     if args.command == "demo":
         from .demo import main as demo

@@ -29,6 +29,8 @@ FILENAME = "attention-course-agent"
 
 # Private references, taken when the agent is installed, before any learner cell runs.
 _dumps, _loads, _array_equal, _copy = json.dumps, json.loads, np.array_equal, np.array
+_errstate, _catch_warnings, _simplefilter = np.errstate, warnings.catch_warnings, warnings.simplefilter
+_redirect_stdout, _redirect_stderr = contextlib.redirect_stdout, contextlib.redirect_stderr
 
 
 def _array_text(array):
@@ -116,10 +118,10 @@ def handle(request_text, namespace):
         args = decode(call["args"], namespace)
         kwargs = decode(call["kwargs"], namespace)
         before = _snapshot(list(args) + list(kwargs.values()))
-        with warnings.catch_warnings(record=True) as caught, \
-                contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-            warnings.simplefilter("always")
-            with np.errstate(all="warn", under="ignore"):  # underflow to 0 is harmless
+        with _catch_warnings(record=True) as caught, \
+                _redirect_stdout(printed), _redirect_stderr(printed):
+            _simplefilter("always")
+            with _errstate(all="warn", under="ignore"):  # underflow to 0 is harmless
                 value = function(*args, **kwargs)
         after = list(args) + list(kwargs.values())
         mutated = [i for i, (b, a) in enumerate(zip(before, after))

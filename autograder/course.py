@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import reference
 from .reference import REPO, solution_notebook
 
 
@@ -50,19 +51,53 @@ def release(assignments, release_directory=None, state=None):
     return 0
 
 
-def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, students=None):
+def submissions(assignment, state=None, students=None):
+    """``(notebooks, notes)``: the release's notebook of ``assignment`` for every student folder
+    under ``submitted/``, and a line for each student folder that is a link, each extra notebook
+    (reported, not graded) and each missing notebook."""
+    root = Path(state or state_dir()) / "submitted"
+    name = reference.release_notebook(assignment).name
+    found, notes = [], []
+    for student in sorted(root.iterdir()) if root.is_dir() else []:
+        if students and student.name not in students:
+            continue
+        folder = student / assignment
+        if student.is_symlink() or folder.is_symlink():
+            notes.append(f"{student.name}: the submission folder is a link; refused")
+            found.append(folder / name)  # graded as refused: read_regular says why
+            continue
+        if not folder.is_dir():
+            continue
+        extras = sorted(p.name for p in folder.iterdir() if p.suffix == ".ipynb" and p.name != name)
+        for extra in extras:
+            notes.append(f"{student.name}: {extra} is not part of {assignment}; only {name} "
+                         f"is graded")
+        if (folder / name).exists() or (folder / name).is_symlink():
+            found.append(folder / name)
+        else:
+            notes.append(f"{student.name}: no {name} was submitted")
+    return found, notes
+
+
+def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, students=None,
+              options=None):
     """Grade every submission of ``assignment`` in parallel, then record the grades with
     ``nbgrader autograde`` (which finds each result in the cache and only writes the gradebook,
-    one notebook at a time)."""
+    one notebook at a time). Returns the results of the parallel pass."""
     from . import batch, grade
+    options = options or grade.Options(sandbox=sandbox)
+    sandbox = options.sandbox
     state = Path(state or state_dir())
-    submitted = sorted((state / "submitted").glob(f"*/{assignment}/*.ipynb"))
-    if students:
-        submitted = [p for p in submitted if p.parent.parent.name in students]
-    batch.grade_many(submitted, assignment, grade.Options(sandbox=sandbox), jobs=jobs,
-                     state=cache_dir(state), progress=progress)
+    submitted, notes = submissions(assignment, state, students)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    results = batch.grade_many(submitted, assignment, options, jobs=jobs,
+                               state=cache_dir(state), progress=progress,
+                               root=state / "submitted")
     args = ["autograde", assignment]
     for student in students or []:
         args.append(f"--student={student}")
-    nbgrader(*args, state=state, env_extra={"ATTENTION_COURSE_SANDBOX": sandbox})
-    return len(submitted)
+    timeouts = [f"--HiddenSuiteGrading.{name}={getattr(options, name)}" for name in
+                ("cell_timeout", "notebook_timeout", "call_timeout", "budget")]
+    nbgrader(*args, *timeouts, state=state, env_extra={"ATTENTION_COURSE_SANDBOX": sandbox})
+    return results

@@ -132,6 +132,14 @@ def unavailable(reason):
     return {"ok": False, "error": {"kind": "unavailable", "message": reason}}
 
 
+def zero_sheet(path, assignment, reason):
+    """Every test of the assignment at 0, each saying why: the result when a notebook could not be
+    graded at all (refused, or the grader itself failed)."""
+    results = suite.run(assignment, lambda *a: unavailable(
+        f"Your notebook could not be graded: {reason}."), 60)
+    return summarize(str(path), assignment, results, [reason])
+
+
 def detect_assignment(path, notebook=None):
     known = reference.assignments()
     path = Path(path)
@@ -188,13 +196,17 @@ def grade_notebook(path, assignment=None, options=None, cache=None, root=None):
             try:
                 execution = Execution(executed, options, deadline)
                 execution.run_all()
-                errors += execution.errors
                 caller = execution.call
             except CallFailed as failure:
                 errors.append(f"{failure}")
                 reason = f"Your notebook could not be run: {failure}."
                 caller = lambda *a: unavailable(reason)
         results = suite.run(assignment, caller, max(0.0, deadline - time.monotonic()))
+        if execution is not None:
+            errors += execution.errors
+        if time.monotonic() > deadline and not any("budget" in e for e in errors):
+            errors.append(f"the time budget of {options.budget:g} s for this notebook ran out; "
+                          f"what was not checked by then got no points")
     finally:
         if execution is not None:
             execution.close()

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import zmq
 from jupyter_client import BlockingKernelClient
+from zmq.utils.monitor import recv_monitor_message
 from jupyter_client.connect import write_connection_file
 
 from . import agent, sandbox, wire
@@ -32,6 +33,7 @@ from . import agent, sandbox, wire
 MAX_OUTPUT_CHARS = 20_000       # of one cell's outputs; the rest is dropped with a note
 MAX_NOTEBOOK_OUTPUT_CHARS = 2_000_000  # of all cells' outputs together
 MAX_MESSAGE_BYTES = wire.MAX_REPLY_CHARS + (1 << 20)  # zmq drops (and reconnects) above this
+IDLE_GRACE = 1.0  # seconds to wait for iopub's idle message after the shell's execute_reply
 
 
 @dataclasses.dataclass
@@ -59,6 +61,7 @@ class KernelSession:
         self.context = None
         self.cgroup = None
         self.runtime = None
+        self.monitor = None
         self.restarts = 0
         self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
 
@@ -93,6 +96,7 @@ class KernelSession:
         self.client = BlockingKernelClient(context=self.context)
         self.client.load_connection_info(info)
         self.client.start_channels(hb=False)
+        self.monitor = self.client.iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._wait_ready(timeout or self.startup_timeout)
         self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
         return self
@@ -100,15 +104,18 @@ class KernelSession:
     def _command(self, connection):
         kernel = [sys.executable, "-m", "ipykernel_launcher", "-f",
                   sandbox.INSIDE_CONNECTION if self.sandboxed else str(connection)]
-        prefix = self.cgroup.prefix() + sandbox.limit_prefix(self.limits)
+        # Limits are set on the kernel itself, inside the sandbox's user namespace where there is
+        # one: set on bubblewrap, the process limit would count every process of the grading
+        # user, and one learner's fork bomb would stop another's kernel from starting.
+        limits = sandbox.limit_prefix(self.limits)
         if not self.sandboxed:
-            return prefix + kernel
+            return self.cgroup.prefix() + limits + kernel
         uid = sandbox.kernel_uid() if os.geteuid() == 0 else None
         passwd = self.runtime / "passwd"
         passwd.write_text(sandbox.passwd_text(uid if uid is not None else 1000))
         passwd.chmod(0o644)
         args = sandbox.bubblewrap_args(connection, self.limits, passwd, uid, self.private)
-        return prefix + args + kernel
+        return self.cgroup.prefix() + args + limits + kernel
 
     def _launch_environment(self):
         if self.sandboxed:  # bubblewrap clears it and sets the kernel's own
@@ -161,7 +168,36 @@ class KernelSession:
             return ""
         return f" ({text.strip()})" if text.strip() else ""
 
+    def _iopub_dropped(self):
+        """Whether the kernel's publisher was dropped, and iopub had to be connected again.
+
+        A subscriber that refuses a message over :data:`MAX_MESSAGE_BYTES` is disconnected for
+        good; this notices (a socket monitor) and connects a fresh one, which the kernel greets
+        with ``iopub_welcome`` once it is subscribed. What was published in between is lost."""
+        try:
+            recv_monitor_message(self.monitor, zmq.NOBLOCK)
+        except zmq.Again:
+            return False
+        if not self.alive():
+            return False
+        self.monitor.close(linger=0)
+        self.client.iopub_channel.close()
+        self.client._iopub_channel = None
+        channel = self.client.iopub_channel
+        channel.start()
+        self.monitor = channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            try:
+                if channel.get_msg(timeout=0.1)["msg_type"] == "iopub_welcome":
+                    break
+            except (queue.Empty, KeyError, TypeError):
+                continue
+        return True
+
     def shutdown(self):
+        if self.monitor is not None:
+            self.monitor.close(linger=0)
         if self.client is not None:
             try:
                 self.client.stop_channels()
@@ -183,6 +219,7 @@ class KernelSession:
         if self.runtime is not None:
             shutil.rmtree(self.runtime, ignore_errors=True)
         self.process = self.client = self.context = self.cgroup = self.runtime = None
+        self.monitor = None
 
     def restart(self, timeout=None):
         self.shutdown()
@@ -207,20 +244,30 @@ class KernelSession:
                 return
 
     def _run(self, code, timeout, on_output):
-        """Execute ``code``; hand every output to ``on_output``; return (error, timed_out, died)."""
+        """Execute ``code``; hand every output to ``on_output``; return (error, timed_out, died).
+
+        The cell is over when iopub says the kernel is idle again, or shortly after the shell's
+        execute_reply when iopub's idle message was lost (a subscriber that refused an oversized
+        message is disconnected, and misses what is published before it reconnects)."""
         if not self.alive():
             return "the kernel is not running", False, True
         self._drain_iopub()
+        self._drain_shell()
         msg_id = self.client.execute(code, store_history=False, allow_stdin=False,
                                      stop_on_error=False)
         deadline = time.monotonic() + timeout
-        error = ""
+        error, replied = "", None
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            now = time.monotonic()
+            if deadline - now <= 0:
                 return error, True, self._interrupt(msg_id)
+            if replied is None and self._replied(msg_id):
+                replied = now
+            if replied is not None and now - replied > IDLE_GRACE:
+                return error, False, False
+            self._iopub_dropped()
             try:
-                msg = self.client.get_iopub_msg(timeout=min(0.25, remaining))
+                msg = self.client.get_iopub_msg(timeout=min(0.1, deadline - now))
             except queue.Empty:
                 if not self.alive():
                     return error, False, True
@@ -240,6 +287,25 @@ class KernelSession:
             if kind == "error":
                 error = f"{output['ename']}: {output['evalue']}"[:500]
             on_output(output)
+
+    def _replied(self, msg_id):
+        while True:
+            try:
+                msg = self.client.get_shell_msg(timeout=0)
+            except queue.Empty:
+                return False
+            try:
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    return True
+            except (AttributeError, KeyError, TypeError):
+                continue
+
+    def _drain_shell(self):
+        while True:
+            try:
+                self.client.get_shell_msg(timeout=0)
+            except queue.Empty:
+                return
 
     def execute(self, code, timeout):
         """Run a cell; collect its outputs within the caps; never raise for what the code does."""

@@ -14,12 +14,16 @@ from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat import from_dict
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
                                     LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
-from traitlets import Unicode
+from traitlets import Float, Unicode
 
-from . import course
+import nbformat
+
+from . import course, reference
 from . import grade as engine
+from . import notebook as nbio
 
 CHECK_PREFIX = "check_"
 
@@ -70,6 +74,8 @@ def annotate(notebook, result, executed):
             cell["outputs"] = [o for o in match.get("outputs", [])]
     if result["errors"]:
         notebook.setdefault("metadata", {})["attention_course_errors"] = list(result["errors"])
+    if result.get("flags"):
+        notebook.setdefault("metadata", {})["attention_course_flags"] = list(result["flags"])
     return notebook
 
 
@@ -78,17 +84,57 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
 
     sandbox = Unicode(os.environ.get("ATTENTION_COURSE_SANDBOX", "auto"),
                       help="auto, require or off: how learner code is confined").tag(config=True)
+    cell_timeout = Float(engine.Options.cell_timeout,
+                         help="seconds one cell of a notebook may run").tag(config=True)
+    notebook_timeout = Float(engine.Options.notebook_timeout,
+                             help="seconds all cells of a notebook may run").tag(config=True)
+    call_timeout = Float(engine.Options.call_timeout,
+                         help="seconds one call of a hidden test may take").tag(config=True)
+    budget = Float(engine.Options.budget,
+                   help="seconds for everything one notebook gets: cells, replays after crashes "
+                        "and the hidden suite").tag(config=True)
+
+    def options(self):
+        return engine.Options(sandbox=self.sandbox, cell_timeout=self.cell_timeout,
+                              notebook_timeout=self.notebook_timeout,
+                              call_timeout=self.call_timeout, budget=self.budget)
+
+    def _submission_problem(self, resources):
+        """Why the submitted file must not be graded (a link, a special file), or None.
+
+        nbgrader reads submissions following links; the submitted file itself is checked here,
+        without following any link between the course's submitted folder and the notebook."""
+        info = resources["nbgrader"]
+        coursedir = CourseDirectory(config=self.config)
+        root = Path(coursedir.root) / coursedir.submitted_directory
+        path = Path(coursedir.format_path(coursedir.submitted_directory, info["student"],
+                                          info["assignment"])) / f"{info['notebook']}.ipynb"
+        if not path.is_relative_to(root):
+            return None
+        try:
+            nbio.read_regular(path, root=root)
+        except nbio.NotebookProblem as problem:
+            return str(problem)
+        return None
 
     def preprocess(self, nb, resources):
         assignment = resources["nbgrader"]["assignment"]
         name = resources["nbgrader"]["notebook"]
-        with tempfile.TemporaryDirectory(prefix="attention-autograde-") as folder:
-            path = Path(folder) / f"{name}.ipynb"
-            path.write_text(json.dumps(nb), encoding="utf-8")
-            result, executed = engine.grade_notebook(
-                path, assignment, engine.Options(sandbox=self.sandbox), cache=course.cache_dir())
+        problem = self._submission_problem(resources)
+        if problem is not None:
+            # What nbgrader read through the link must not reach the feedback: show the release.
+            nb.cells = nbformat.read(str(reference.release_notebook(assignment)), as_version=4).cells
+            result, executed = engine.zero_sheet(f"{name}.ipynb", assignment, problem), None
+        else:
+            with tempfile.TemporaryDirectory(prefix="attention-autograde-") as folder:
+                path = Path(folder) / f"{name}.ipynb"
+                path.write_text(json.dumps(nb), encoding="utf-8")
+                result, executed = engine.grade_notebook(
+                    path, assignment, self.options(), cache=course.cache_dir())
         for error in result["errors"]:
             self.log.warning("%s/%s: %s", assignment, name, error)
+        for flag in result.get("flags", []):
+            self.log.warning("%s/%s flagged for review: %s", assignment, name, flag)
         plain = annotate(json.loads(json.dumps(nb)), result, executed)
         for index, cell in enumerate(plain["cells"]):
             if cell["cell_type"] == "code":
@@ -97,7 +143,9 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
 
 
 def configure(c):
-    """Make ``nbgrader autograde`` use the hidden suites (called from nbgrader_config.py)."""
+    """Make ``nbgrader autograde`` use the hidden suites and ``nbgrader collect`` refuse links
+    (called from nbgrader_config.py)."""
+    c.ExchangeFactory.collect = "autograder.exchange.SafeCollect"
     c.Autograde.autograde_preprocessors = [
         HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
         SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]

@@ -1,6 +1,11 @@
 """Shared fixtures of the project's own tests."""
+import contextlib
 import json
 import os
+import shutil
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,3 +34,70 @@ def write_notebook(path, notebook):
 def sandbox_mode():
     """Tests grade in the sandbox wherever bubblewrap exists (CI installs it)."""
     return os.environ.get("ATTENTION_COURSE_SANDBOX", "auto")
+
+
+# ------------------------------------------------------------------ real users (root only)
+
+BIN = Path(sys.executable).parent
+
+
+def needs_root_and_users():
+    """Skip, saying why, where OS users cannot be created (CI runs as root and can)."""
+    if os.geteuid() != 0:
+        pytest.skip("creating OS users needs root (CI runs as root)")
+    if not shutil.which("useradd") or not shutil.which("runuser"):
+        pytest.skip("useradd and runuser are needed to create and act as users")
+
+
+@contextlib.contextmanager
+def interpreter_open_to_others():
+    """Let other users traverse (not list) the folders above the interpreter, which may sit under
+    a folder only root can enter (pyenv in /root), for as long as the block runs. Tests that use
+    this share the xdist group "users", so they never overlap."""
+    opened = []
+    for folder in [*Path(os.path.realpath(sys.executable)).parents, *BIN.parents,
+                   *REPO.parents]:
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            folder.chmod(mode | stat.S_IXOTH)
+            opened.append((folder, mode))
+    try:
+        yield
+    finally:
+        for folder, mode in reversed(opened):
+            folder.chmod(mode)
+
+
+@contextlib.contextmanager
+def os_users(root, *names):
+    """Create users ``names`` with private homes under ``root``; remove them (and anything they
+    left running) afterwards. Yields {name: home}."""
+    homes = {}
+    try:
+        for name in names:
+            home = Path(root) / "home" / name
+            home.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell",
+                            "/bin/sh", name], check=True, capture_output=True)
+            home.chmod(0o700)
+            homes[name] = home
+        yield homes
+    finally:
+        for name in names:
+            subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+            subprocess.run(["userdel", "--remove", name], capture_output=True)
+
+
+def run_as(user, home, *args, cwd=None, env=None, check=True, timeout=900):
+    """Run ``args`` as ``user`` with a clean environment, as a login of theirs would."""
+    environment = {"HOME": str(home), "USER": user, "LOGNAME": user,
+                   "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    environment.update(env or {})
+    command = ["runuser", "-u", user, "--", "env", "-i",
+               *[f"{k}={v}" for k, v in environment.items()], *map(str, args)]
+    done = subprocess.run(command, cwd=cwd or home, capture_output=True, text=True,
+                          timeout=timeout)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{user}: {' '.join(map(str, args))} failed ({done.returncode})\n"
+                             f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    return done

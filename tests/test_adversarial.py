@@ -5,18 +5,29 @@ added, replaced or broken. Attacks that try to cheat are written so that success
 marks and failure earns nothing: "if I can read the hidden suite, define a correct function,
 otherwise one that raises". Attacks that only misbehave (loops, bombs, exits) keep a correct
 function, so the score shows the grader survived them and still graded the rest.
+
+The same attacks run three ways: in this process (the grader as root, as CI runs it), through
+``python -m autograder grade`` as an unprivileged instructor, and through nbgrader's
+collect -> autograde -> generate_feedback as root and as an unprivileged instructor.
 """
+import csv
 import json
 import os
+import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 import threading
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 
-from autograder import batch, grade, reference, sandbox
-from support import REPO, write_notebook
+from autograder import batch, catalogue, grade, reference, sandbox, wire
+from support import (REPO, interpreter_open_to_others, needs_root_and_users, os_users, run_as,
+                     write_notebook)
 
 pytestmark = pytest.mark.slow
 
@@ -177,6 +188,172 @@ ATTACKS = {
 }
 
 
+
+MIME = wire.MIME
+PWNED = f"/tmp/pwned-{MARKER}"  # what evaluating a forged reply on the grader's side would write
+SECRET_NAME = "GRADER_SECRET_TOKEN"
+SECRET_VALUE = f"secret-{MARKER}"
+SECRET_FILE = Path(sys.prefix) / f"secret-{MARKER}"  # inside the allowlist, readable by root only
+
+FIND_NONCE = f"""import inspect, json
+from IPython.display import display
+
+def _nonce():
+    frame = inspect.currentframe()
+    while frame is not None:
+        text = frame.f_locals.get("request_text")
+        if isinstance(text, str):
+            return json.loads(text)["nonce"]
+        frame = frame.f_back
+
+def _forge(value, nonce):
+    display({{{MIME!r}: json.dumps({{"ok": True, "nonce": nonce, "value": value, "mutated": [],
+                                    "warnings": [], "stdout": "", "seconds": 0}})}}, raw=True)
+
+EVIL = {{"__lambda__": "__import__('pathlib').Path({PWNED!r}).write_text('x')"}}
+"""
+
+IN_PLACE = catalogue.mutants(ASSIGNMENT, "row_normalize")
+IN_PLACE = next(e for e in IN_PLACE if e.key == "row_normalize/in_place")
+
+
+def in_place_with(patch):
+    return with_answer(patch + "\n" + IN_PLACE.source)
+
+
+def link_to(target):
+    def make(path):
+        path.symlink_to(target)
+    return make
+
+
+def fifo(path):
+    os.mkfifo(path)
+
+
+def folder_link(path):
+    """The learner's assignment folder is a link to the solutions' folder."""
+    path.parent.symlink_to(SOLUTION_FILE.parent, target_is_directory=True)
+
+
+ATTACKS.update({
+    # --- the wire: nothing a kernel sends is evaluated by the grader
+    "forge replies with callable encodings during a call": (with_answer(
+        FIND_NONCE + "def row_normalize(X):\n    for value in (EVIL, {'__partial__': EVIL, 'kwargs': "
+        "{'__dict__': {}}}, {'__function__': 'row_normalize'}):\n        _forge(value, _nonce())\n"
+        "    sums = X.sum(axis=-1, keepdims=True)\n    return X / np.where(sums == 0, 1, sums)\n"),
+        0, "object of type"),
+    "return a wire-shaped dict": (with_answer(
+        "def row_normalize(X):\n    return {'__lambda__': \"__import__('pathlib').Path("
+        f"{PWNED!r}).write_text('x')\"}}\n"), 0, "should be a numpy array"),
+    "forged replies in cells, outside any call": (with_extra_cell(
+        FIND_NONCE + "import secrets\nfor _ in range(50):\n    _forge(EVIL, secrets.token_hex(16))\n"
+        "    _forge(EVIL, None)\n"), FULL, ""),
+    "a reply too large to read": (with_answer(
+        "def row_normalize(X):\n    return np.zeros(8_000_000)\n"), 0, ""),
+    # --- the output caps count everything
+    "a flood of wire-typed output": (with_extra_cell(
+        f"from IPython.display import display\nfor _ in range(10):\n"
+        f"    display({{{MIME!r}: 'x' * (100 << 20)}}, raw=True)\n"
+        f"for _ in range(10):\n    display({{{MIME!r}: 'y' * (30 << 20)}}, raw=True)\n"), FULL, ""),
+    # --- the sandbox shows an allowlist
+    "see folders outside the allowlist": (with_answer(if_it_works(
+        "import os\nassert any(os.path.exists(p) for p in ['/srv', '/var', '/opt', '/mnt', '/boot',"
+        " '/sys', '/etc/shadow', '/etc/hostname', '/etc/hosts', '/etc/ssh'])")), 0, ""),
+    "read a file only the grader may read": (with_answer(if_it_works(
+        f"import glob\nfound = glob.glob({str(SECRET_FILE)!r}) + glob.glob('/root/secret-*') + "
+        f"glob.glob('/**/secret-{MARKER}', recursive=True)\nassert [open(p).read() for p in found]")),
+        0, ""),
+    "run as root or with capabilities": (with_answer(if_it_works(
+        "import os\nstatus = open('/proc/self/status').read().splitlines()\n"
+        "effective = int([l for l in status if l.startswith('CapEff')][0].split()[1], 16)\n"
+        "assert os.getuid() == 0 or os.geteuid() == 0 or effective != 0")), 0, ""),
+    "read the grader's environment": (with_answer(if_it_works(
+        f"import os\nassert any({MARKER!r} in value for value in os.environ.values())")), 0, ""),
+    "fill the scratch folder": (with_answer(if_it_works(
+        "import os\nfor i in range(24):\n    with open(os.path.join(os.environ['HOME'], f'fill{i}'), "
+        "'wb') as f:\n        f.write(b'x' * (16 << 20))")), 0, ""),
+    "write into the interpreter's folders": (with_answer(if_it_works(
+        "import sys\nopen(sys.prefix + '/planted', 'w').write('x')")), 0, ""),
+    # --- submissions are data, not paths
+    "the notebook is a link to the solution": (link_to(SOLUTION_FILE), 0, "symbolic link"),
+    "the notebook is a link to /dev/zero": (link_to("/dev/zero"), 0, "symbolic link"),
+    "the notebook is a FIFO": (fifo, 0, "not a regular file"),
+    "the submission folder is a link to the solutions": (folder_link, 0, "symbolic link"),
+    # --- what rests on the kernel's word is flagged
+    "patch numpy to hide an in-place change": (in_place_with(
+        "np.array_equal = lambda *a, **k: True\nnp.copy = lambda a, *r, **k: a\n"
+        "np.errstate = __import__('contextlib').nullcontext\n"), "in_place", ""),
+    "patch the agent to hide an in-place change": (in_place_with(
+        "__attention_course_agent__._array_equal = lambda *a, **k: True\n"), FULL, ""),
+})
+
+# Attacks whose source the grader must flag for the instructor (it patches modules or names the
+# agent); no other attack may be flagged.
+FLAGGED = {"patch numpy.allclose", "fake pytest and builtins", "tamper with the wire in the kernel",
+           "patch numpy to hide an in-place change", "patch the agent to hide an in-place change",
+           "forge replies with callable encodings during a call",
+           "forged replies in cells, outside any call", "a flood of wire-typed output"}
+# Attacks that need to know the class's submitted/ folder (graded in a class, not one file).
+CLASS_ONLY = {"the submission folder is a link to the solutions"}
+
+
+def expected_score(name):
+    expected = ATTACKS[name][1]
+    if expected == "in_place":  # the agent's own references see through a patched numpy
+        return grade.grade_local(ASSIGNMENT, IN_PLACE.namespace())["score"]
+    return expected
+
+
+def place(name, path, port=None):
+    """Write attack ``name`` as the notebook at ``path``."""
+    notebook = ATTACKS[name][0]
+    if name == "open a network connection":
+        notebook = with_answer(if_it_works(
+            f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2).close()"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if callable(notebook):
+        if name in CLASS_ONLY:
+            path.parent.rmdir()
+        notebook(path)
+    elif isinstance(notebook, bytes):
+        path.write_bytes(notebook)
+    else:
+        write_notebook(path, notebook)
+
+
+def check_result(name, result, hits=()):
+    """Everything that must hold of an attack's result, whoever graded it and how."""
+    expected, words = expected_score(name), ATTACKS[name][2]
+    failed = [f"{t['name']}: {t['feedback']}" for t in result["tests"] if t["status"] != "passed"]
+    assert result["score"] == expected, f"{name}: score {result['score']}\n" + "\n".join(failed)
+    assert result["max_score"] == FULL
+    text = json.dumps(result)
+    assert words.lower() in text.lower(), f"{name}: {words!r} not in {text[:3000]}"
+    assert len(text) < 200_000, f"{name}: a result of {len(text)} characters"
+    assert "def test_" not in text and "from autograder" not in text, "suite code leaked"
+    assert SECRET_VALUE not in text, "the grader's environment leaked"
+    assert bool(result.get("flags")) == (name in FLAGGED), f"{name}: flags {result.get('flags')}"
+    assert list(hits) == [], "learner code reached the network"
+    assert not os.path.exists(PWNED), "the grader evaluated something the kernel sent"
+    assert not list(SUITE_FILE.parent.glob(f"*{MARKER}*")), "a file was planted in the suite"
+    assert not (REPO / f"planted-{MARKER}").exists()
+    assert not (Path(sys.prefix) / "planted").exists()
+    assert not os.path.exists(f"/tmp/planted-{MARKER}")
+    assert not os.path.exists(f"/var/tmp/planted-{MARKER}")
+    survivors = subprocess.run(["pgrep", "-f", MARKER], capture_output=True, text=True).stdout
+    assert survivors.strip() == "", "a process started by learner code outlived its grading"
+
+
+@pytest.fixture(scope="module")
+def secret_file():
+    """A file of the grader's, readable by root only, inside a folder the sandbox shows."""
+    SECRET_FILE.write_text(SECRET_VALUE)
+    SECRET_FILE.chmod(0o600)
+    yield SECRET_FILE
+    SECRET_FILE.unlink()
+
+
 @pytest.fixture(scope="module")
 def listener():
     server = socket.socket()
@@ -207,33 +384,114 @@ def needs_bubblewrap():
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
-def test_attack_gets_exactly_its_score(name, tmp_path, listener):
-    notebook, expected, words = ATTACKS[name]
+def test_attack_gets_exactly_its_score(name, tmp_path, listener, secret_file, monkeypatch):
+    """Graded in this process, as CI's root grader."""
+    monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
     port, hits = listener
-    if name == "open a network connection":
-        notebook = with_answer(if_it_works(
-            f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2).close()"))
-    path = tmp_path / "submitted" / "mallory" / ASSIGNMENT / SOLUTION_FILE.name
-    path.parent.mkdir(parents=True)
-    if isinstance(notebook, bytes):
-        path.write_bytes(notebook)
-    else:
-        write_notebook(path, notebook)
-    result = batch.grade_safely(path, ASSIGNMENT, options())
-    failed = [f"{t['name']}: {t['feedback']}" for t in result["tests"] if t["status"] != "passed"]
-    assert result["score"] == expected, f"{name}: score {result['score']}\n" + "\n".join(failed)
-    assert result["max_score"] == FULL
-    text = json.dumps(result)
-    assert words.lower() in text.lower()
-    assert "def test_" not in text and "from autograder" not in text, "suite code leaked"
-    if name == "open a network connection":
-        assert hits == []
-    assert not list(SUITE_FILE.parent.glob(f"*{MARKER}*")), "a file was planted in the suite"
-    assert not (REPO / f"planted-{MARKER}").exists()
-    assert not os.path.exists(f"/tmp/planted-{MARKER}")
-    assert not os.path.exists(f"/var/tmp/planted-{MARKER}")
-    survivors = subprocess.run(["pgrep", "-f", MARKER], capture_output=True, text=True).stdout
-    assert survivors.strip() == "", "a process started by learner code outlived its grading"
+    root = tmp_path / "submitted"
+    path = root / "mallory" / ASSIGNMENT / SOLUTION_FILE.name
+    place(name, path, port)
+    result = batch.grade_safely(path, ASSIGNMENT, options(), root=root)
+    check_result(name, result, hits)
+
+
+@pytest.fixture
+def instructor(tmp_path_factory):
+    """An unprivileged instructor (a real OS user) with a home of their own."""
+    needs_root_and_users()
+    root = Path(tempfile.mkdtemp(prefix="adversarial-"))
+    root.chmod(0o755)
+    name = f"acg{os.getpid() % 100000}"
+    try:
+        with interpreter_open_to_others(), os_users(root, name) as homes:
+            yield name, homes[name]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.xdist_group("users")
+def test_every_attack_through_the_command_line_as_an_unprivileged_instructor(
+        instructor, listener, secret_file):
+    """The same attacks, graded by `python -m autograder grade` run by an ordinary user: learner
+    code cannot use that user's identity to reach what the allowlist leaves out."""
+    user, home = instructor
+    port, hits = listener
+    (home / f"secret-{MARKER}").write_text(SECRET_VALUE)  # the instructor's own private file
+    (home / f"secret-{MARKER}").chmod(0o600)
+    names = [n for n in ATTACKS if n not in CLASS_ONLY]
+    paths = []
+    for number, name in enumerate(names):
+        path = home / "class" / f"learner{number:02d}" / ASSIGNMENT / SOLUTION_FILE.name
+        place(name, path, port)
+        paths.append(path)
+    subprocess.run(["chown", "-R", "--no-dereference", f"{user}:{user}", str(home)], check=True)
+    out = home / "results.json"
+    run_as(user, home, sys.executable, "-m", "autograder", "grade", "--assignment", ASSIGNMENT,
+           "--require-sandbox", "--jobs", "2", "--cell-timeout", "4", "--notebook-timeout", "40",
+           "--call-timeout", "3", "--budget", "60", "--json", out, *paths, cwd=REPO,
+           env={SECRET_NAME: SECRET_VALUE})
+    results = json.loads(out.read_text())
+    assert len(results) == len(names)
+    for name, result in zip(names, results):
+        check_result(name, result, hits)
+
+
+def test_no_earlier_submission_changes_a_later_ones_score(tmp_path, secret_file):
+    """One grading process, attackers first: every wire attack, then an honest learner."""
+    attackers = ["forge replies with callable encodings during a call", "return a wire-shaped dict",
+                 "forged replies in cells, outside any call", "tamper with the wire in the kernel",
+                 "a flood of wire-typed output"]
+    paths = []
+    for number, name in enumerate(attackers):
+        path = tmp_path / f"attacker{number}" / ASSIGNMENT / SOLUTION_FILE.name
+        place(name, path)
+        paths.append(path)
+    honest = write_notebook(tmp_path / "honest" / ASSIGNMENT / SOLUTION_FILE.name, base())
+    results = batch.grade_many(paths + [honest], ASSIGNMENT, options(), jobs=1, progress=False)
+    alone = batch.grade_safely(honest, ASSIGNMENT, options())
+    for name, result in zip(attackers, results):
+        check_result(name, result)
+    assert results[-1] == alone and alone["score"] == FULL
+
+
+def test_a_flood_of_output_leaves_the_graders_memory_and_cache_small(tmp_path):
+    """Ten 100 MB and ten 30 MB displays under the wire's type: the grader's own peak memory
+    stays far below them and the cache entry holds none of it."""
+    path = tmp_path / "flood" / ASSIGNMENT / SOLUTION_FILE.name
+    place("a flood of wire-typed output", path)
+    state = tmp_path / "state"
+    script = ("import json, resource, sys\nfrom autograder import batch, grade\n"
+              "options = grade.Options(sandbox='require', cell_timeout=30, call_timeout=5)\n"
+              f"[result] = batch.grade_many([{str(path)!r}], {ASSIGNMENT!r}, options, jobs=1, "
+              f"state={str(state)!r}, progress=False)\n"
+              "print(json.dumps([result['score'], "
+              "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    score, peak_kib = json.loads(done.stdout.strip().splitlines()[-1])
+    assert score == FULL
+    assert peak_kib < 400 << 10, f"the grader peaked at {peak_kib >> 10} MiB"
+    [entry] = state.glob("*.json")
+    assert entry.stat().st_size < 1 << 20
+
+
+def test_one_budget_covers_cells_replays_and_the_suite(tmp_path):
+    """A notebook whose slow cells are replayed after every crash, and whose function crashes
+    the kernel at every call, is stopped by the notebook's one budget."""
+    notebook = with_extra_cell("import time\ntime.sleep(3)\n",
+                               answer="def row_normalize(X):\n    import os\n    os._exit(1)\n")
+    path = write_notebook(tmp_path / "slow" / ASSIGNMENT / SOLUTION_FILE.name, notebook)
+    budget = 20
+    started = time.monotonic()
+    result = batch.grade_safely(path, ASSIGNMENT, grade.Options(
+        sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3, budget=budget,
+        max_restarts=50))
+    elapsed = time.monotonic() - started
+    assert result["score"] == 0
+    assert elapsed < budget + 8, f"grading took {elapsed:.0f} s against a budget of {budget} s"
+    assert any("budget" in e for e in result["errors"]), result["errors"]
+    assert any("budget" in t["feedback"] for t in result["tests"])
 
 
 def test_an_attacker_cannot_touch_another_learners_result(tmp_path):
@@ -252,6 +510,190 @@ def test_an_attacker_cannot_touch_another_learners_result(tmp_path):
     assert [r["score"] for r in results] == [FULL, FULL]
     again = batch.grade_many([honest], ASSIGNMENT, options(), jobs=1, state=state, progress=False)
     assert again[0]["score"] == FULL
+
+
+# ------------------------------------------------------------------ a class outside /tmp and /home
+
+THIEF = """import glob, json, os
+taken = None
+for pattern in ['/srv/**/*.ipynb', '/var/**/*.ipynb', '/opt/**/*.ipynb', '/**/*.ipynb']:
+    for path in glob.glob(pattern, recursive=True):
+        try:
+            notebook = json.load(open(path))
+        except Exception:
+            continue
+        for cell in notebook.get('cells', []):
+            source = ''.join(cell.get('source', ''))
+            if 'def row_normalize' in source and 'NotImplementedError' not in source:
+                taken = source
+        try:
+            open(path, 'a').write('spoiled')  # and spoil the original
+        except OSError:
+            pass
+for folder in [os.environ.get('TMPDIR', ''), '/srv', '/var/tmp']:
+    for path in glob.glob(os.path.join(folder, '**', '*'), recursive=True):
+        try:
+            open(path, 'a').write('spoiled')
+        except OSError:
+            pass
+if taken:
+    exec(taken)
+"""
+
+
+def class_outside_tmp_and_home(top, thief=THIEF):
+    """An nbgrader class laid out under ``top``: the course state (submitted, gradebook), a shared
+    exchange with every learner's inbound submission and a grader TMPDIR, none of them under
+    /tmp or /home. Returns (state, exchange, tmpdir, notebooks by learner)."""
+    state, exchange, tmpdir = top / "course", top / "exchange", top / "grader-tmp"
+    notebooks = {"alice": base(), "bob": base(), "mallory": with_answer(BROKEN + "\n" + thief)}
+    paths = {}
+    for learner, notebook in notebooks.items():
+        submitted = state / "submitted" / learner / ASSIGNMENT / SOLUTION_FILE.name
+        inbound = (exchange / "attention-course" / "inbound" /
+                   f"{learner}+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC" / SOLUTION_FILE.name)
+        for path in (submitted, inbound):
+            write_notebook(path, notebook)
+        paths[learner] = submitted
+    tmpdir.mkdir()
+    return state, exchange, tmpdir, paths
+
+
+@pytest.fixture
+def outside():
+    top = Path("/srv") / f"attention-course-test-{MARKER}"
+    if os.geteuid() != 0:
+        pytest.skip("making a class folder under /srv needs root (CI runs as root)")
+    top.mkdir(parents=True)
+    top.chmod(0o755)
+    yield top
+    shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.xdist_group("users")
+@pytest.mark.parametrize("who", ["root", "instructor"])
+def test_a_thief_in_a_parallel_class_outside_tmp_and_home(who, outside, request):
+    """The exchange, the course folder and the grader's TMPDIR all sit under /srv; learners are
+    graded two at a time; one of them reads everything it can find, copies any answer and tries
+    to spoil every file. It finds nothing, changes nothing, and scores 0."""
+    state, exchange, tmpdir, paths = class_outside_tmp_and_home(outside)
+    before = {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+    out = outside / "results.json"
+    args = [sys.executable, "-m", "autograder", "grade", "--assignment", ASSIGNMENT,
+            "--require-sandbox", "--jobs", "2", "--json", str(out), *map(str, paths.values())]
+    env = {"TMPDIR": str(tmpdir), SECRET_NAME: SECRET_VALUE}
+    if who == "root":
+        done = subprocess.run(args, cwd=REPO, env={**os.environ, **env}, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+    else:
+        user, home = request.getfixturevalue("instructor")
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(outside)], check=True)
+        run_as(user, home, *args, cwd=REPO, env=env)
+    results = dict(zip(paths, json.loads(out.read_text())))
+    assert {learner: r["score"] for learner, r in results.items()} == {
+        "alice": FULL, "bob": FULL, "mallory": 0}
+    assert "spoiled" not in json.dumps(results)
+    for path, content in before.items():
+        assert path.read_bytes() == content, f"{path} was changed"
+    assert list(tmpdir.iterdir()) == [], "the grader left files in its TMPDIR"
+
+
+# ------------------------------------------------------------------ through nbgrader
+
+NBGRADER_GRADED = ["forge replies with callable encodings during a call",
+                   "read the grader's environment", "patch numpy to hide an in-place change",
+                   "see folders outside the allowlist"]
+
+
+def inbound_entry(exchange, learner):
+    return (exchange / "attention-course" / "inbound" /
+            f"{learner}+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC")
+
+
+def nbgrader_class(top):
+    """A shared exchange as learners can leave it (they may write anything into inbound/), and a
+    submission planted directly in submitted/. Returns (expected scores of graded learners,
+    learners whose submission must be refused)."""
+    exchange, state = top / "exchange", top / "course"
+    expected = {}
+    for number, name in enumerate(NBGRADER_GRADED):
+        place(name, inbound_entry(exchange, f"attacker{number}") / SOLUTION_FILE.name)
+        expected[f"attacker{number}"] = expected_score(name)
+    honest = inbound_entry(exchange, "honest")
+    write_notebook(honest / SOLUTION_FILE.name, catalogue.filled_notebook(ASSIGNMENT))
+    write_notebook(honest / "extra.ipynb", base())  # reported, not graded
+    expected["honest"] = FULL
+    place("the notebook is a link to the solution",
+          inbound_entry(exchange, "solutionlink") / SOLUTION_FILE.name)
+    place("the notebook is a FIFO", inbound_entry(exchange, "fifo") / SOLUTION_FILE.name)
+    write_notebook(inbound_entry(exchange, "suitelink") / SOLUTION_FILE.name, base())
+    (inbound_entry(exchange, "suitelink") / "notes.py").symlink_to(SUITE_FILE)
+    inbound_entry(exchange, "folderlink").symlink_to(SOLUTION_FILE.parent,
+                                                     target_is_directory=True)
+    planted = state / "submitted" / "planted" / ASSIGNMENT / SOLUTION_FILE.name
+    planted.parent.mkdir(parents=True)
+    planted.symlink_to(SOLUTION_FILE)  # e.g. copied in by hand: refused when graded
+    expected["planted"] = 0
+    return expected, ["solutionlink", "fifo", "suitelink", "folderlink"]
+
+
+@pytest.mark.xdist_group("users")
+@pytest.mark.parametrize("who", ["root", "instructor"])
+def test_attacks_through_nbgrader_collect_autograde_and_feedback(who, request, secret_file):
+    """collect refuses links and special files; autograde grades only the release's notebook and
+    refuses a planted link; each attack gets its score; no feedback page shows suite code, the
+    solutions or the grader's environment."""
+    top = Path(tempfile.mkdtemp(prefix="nbgrader-attacks-"))
+    top.chmod(0o755)
+    state, exchange = top / "course", top / "exchange"
+    try:
+        expected, refused = nbgrader_class(top)
+        flags = [f"--Exchange.root={exchange}", "--CourseDirectory.course_id=attention-course"]
+        env = {"ATTENTION_COURSE_STATE": str(state), SECRET_NAME: SECRET_VALUE}
+        if who == "root":
+            def instructor(*args):
+                done = subprocess.run(args, cwd=REPO, env={**os.environ, **env},
+                                      capture_output=True, text=True, timeout=900)
+                assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+                return done
+        else:
+            user, home = request.getfixturevalue("instructor")
+            subprocess.run(["chown", "-R", "--no-dereference", f"{user}:{user}", str(top)],
+                           check=True)
+
+            def instructor(*args):
+                return run_as(user, home, *args, cwd=REPO, env=env)
+        nbgrader = str(Path(sys.executable).parent / "nbgrader")
+        instructor(nbgrader, "generate_assignment", ASSIGNMENT, "--force",
+                   f"--CourseDirectory.release_directory={top / 'release'}")
+        collected = instructor(nbgrader, "collect", ASSIGNMENT, *flags)
+        log = collected.stdout + collected.stderr
+        for learner in refused:
+            assert f"Refused the submission {learner}+" in log, log[-3000:]
+            assert not (state / "submitted" / learner).exists()
+        graded = instructor(sys.executable, "-m", "autograder", "autograde", ASSIGNMENT,
+                            "--require-sandbox", "--jobs", "2", "--cell-timeout", "10",
+                            "--call-timeout", "5", "--budget", "120")
+        report = graded.stdout + graded.stderr
+        assert "extra.ipynb is not part of" in report
+        assert "flagged for review" in report and "np.array_equal" in report
+        instructor(nbgrader, "generate_feedback", ASSIGNMENT)
+        instructor(nbgrader, "export", f"--to={top / 'grades.csv'}")
+        rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(top / "grades.csv"))}
+        assert {k: rows.get(k) for k in expected} == expected
+        assert all(rows.get(learner, 0) == 0 for learner in refused)
+        for page in (state / "feedback").rglob("*.html"):
+            html = page.read_text()
+            assert "def test_" not in html and SUITE_FILE.read_text()[:300] not in html
+            assert SECRET_VALUE not in html
+            if "honest" not in page.parts:
+                assert "BEGIN SOLUTION" not in html, f"solution code in {page}"
+        planted = next((state / "feedback" / "planted").rglob("*.html")).read_text()
+        assert "symbolic link" in planted and "NotImplementedError" in planted
+        assert not os.path.exists(PWNED)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def test_require_sandbox_refuses_without_bubblewrap(monkeypatch):

@@ -12,9 +12,6 @@ import json
 import os
 import pwd
 import shutil
-import stat
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from autograder import catalogue, reference
-from support import REPO
+from support import BIN, REPO, interpreter_open_to_others, needs_root_and_users, os_users, run_as
 
 pytestmark = pytest.mark.slow
 
@@ -30,58 +27,23 @@ ASSIGNMENT = "00-getting-started"
 NOTEBOOK = reference.solution_notebook(ASSIGNMENT).name
 COURSE = "attention-course"
 PREFIX = f"ac{os.getpid() % 10000}"
-BIN = Path(sys.executable).parent
-
-
-def run_as(user, home, *args, cwd=None, env=None, check=True):
-    environment = {"HOME": str(home), "USER": user, "LOGNAME": user,
-                   "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
-    environment.update(env or {})
-    command = ["runuser", "-u", user, "--", "env", "-i",
-               *[f"{k}={v}" for k, v in environment.items()], *args]
-    done = subprocess.run(command, cwd=cwd or home, capture_output=True, text=True, timeout=900)
-    if check and done.returncode != 0:
-        raise AssertionError(f"{user}: {' '.join(args)} failed ({done.returncode})\n"
-                             f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
-    return done
 
 
 @pytest.fixture
 def people():
-    if os.geteuid() != 0:
-        pytest.skip("creating OS users for the instructor and learners needs root (CI runs as root)")
-    if not shutil.which("useradd") or not shutil.which("runuser"):
-        pytest.skip("useradd and runuser are needed to create and act as users")
+    needs_root_and_users()
     root = Path(tempfile.mkdtemp(prefix="classroom-"))  # pytest's own tmp is root-only
     root.chmod(0o755)
     names = {"instructor": f"{PREFIX}-teach", "alice": f"{PREFIX}-alice", "bob": f"{PREFIX}-bob",
              "carol": f"{PREFIX}-carol"}
-    homes = {}
-    # The interpreter may live under a folder only root can enter (pyenv in /root): let the
-    # users traverse, not list, the folders above it for the duration of the test.
-    opened = []
-    for folder in [*Path(os.path.realpath(sys.executable)).parents, *BIN.parents]:
-        mode = folder.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            folder.chmod(mode | stat.S_IXOTH)
-            opened.append((folder, mode))
     try:
-        for role, user in names.items():
-            home = root / "home" / user
-            subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell",
-                            "/bin/sh", user], check=True, capture_output=True)
-            home.chmod(0o700)
-            homes[role] = home
-        yield names, homes, root
+        with interpreter_open_to_others(), os_users(root, *names.values()) as homes:
+            yield names, {role: homes[user] for role, user in names.items()}, root
     finally:
-        for user in names.values():
-            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
-            subprocess.run(["userdel", "--remove", user], capture_output=True)
-        for folder, mode in opened:
-            folder.chmod(mode)
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.mark.xdist_group("users")
 def test_release_submit_grade_feedback_export_with_real_users(people):
     names, homes, root = people
     teacher, home_t = names["instructor"], homes["instructor"]
