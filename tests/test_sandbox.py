@@ -1,0 +1,140 @@
+"""The sandbox shows an allowlist; flags and the collect step read submissions as data."""
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import exchange, flags, reference, sandbox, suite
+from autograder.kernel import KernelSession
+from support import REPO
+
+
+def mount_args(args):
+    """(read-only binds, tmpfs mount points) of a bwrap command line."""
+    binds, tmpfs = [], []
+    for index, arg in enumerate(args):
+        if arg == "--ro-bind":
+            binds.append(args[index + 2])
+        elif arg == "--tmpfs":
+            tmpfs.append(args[index + 1])
+    return binds, tmpfs
+
+
+def test_the_sandbox_binds_no_course_folder_and_no_whole_machine(tmp_path):
+    args = sandbox.bubblewrap_args(tmp_path / "kernel.json", sandbox.Limits(), tmp_path / "passwd",
+                                   uid=sandbox.kernel_uid())
+    binds, _ = mount_args(args)
+    assert "/" not in binds and "/etc" not in binds and "/usr" not in binds
+    assert "/usr/local" not in binds, "nbgrader's default exchange lives under /usr/local/share"
+    for private in (REPO, REPO / "autograder", suite.SUITES, reference.SOLUTIONS, Path.home(),
+                    Path("/tmp"), Path("/srv"), Path("/var")):
+        assert not any(Path(b) == private or private.is_relative_to(b) for b in binds), private
+    helpers = Path(sandbox.python_layout()["helpers"]).resolve()
+    assert any(helpers.is_relative_to(b) for b in binds)
+    assert "--clearenv" in args and "--unshare-net" in args and "--new-session" in args
+
+
+def test_an_engine_installed_inside_site_packages_is_covered(tmp_path, monkeypatch):
+    """A non-editable install puts the grading engine (and its suites) in site-packages, which
+    the kernel needs: it is covered by an empty folder."""
+    site = tmp_path / "site-packages"
+    (site / "autograder" / "suites").mkdir(parents=True)
+    (site / "helpers").mkdir()
+    layout = dict(sandbox.python_layout(), path=[str(site)], helpers=str(site / "helpers"),
+                  autograder=str(site / "autograder"), site_packages=[str(site)])
+    monkeypatch.setattr(sandbox, "python_layout", lambda: layout)
+    args = sandbox.bubblewrap_args(tmp_path / "k.json", sandbox.Limits(), tmp_path / "p",
+                                   private=[str(tmp_path / "elsewhere")])
+    binds, tmpfs = mount_args(args)
+    assert str(site) in binds and str(site / "autograder") in tmpfs
+    assert str(tmp_path / "elsewhere") not in tmpfs  # not inside anything bound: simply absent
+
+
+def test_the_kernel_environment_is_a_fixed_list(monkeypatch):
+    monkeypatch.setenv("GRADER_SECRET", "x")
+    env = sandbox.kernel_environment("/home/learner")
+    assert "GRADER_SECRET" not in env and set(env) <= {
+        "HOME", "TMPDIR", "USER", "LOGNAME", "PATH", "LANG", "LC_ALL", "IPYTHONDIR",
+        "MPLCONFIGDIR", "MPLBACKEND", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE", "PYDEVD_DISABLE_FILE_VALIDATION",
+        "JPY_PARENT_PID"}
+
+
+@pytest.mark.slow
+def test_inside_a_kernel_only_the_allowlist_is_mounted():
+    if not sandbox.available():
+        pytest.skip("bubblewrap is not installed")
+    expected, covers = mount_args(sandbox.bubblewrap_args(Path("/k"), sandbox.Limits(),
+                                                          Path("/p"), uid=1))
+    with KernelSession(sandboxed=True) as kernel:
+        result = kernel.execute(
+            "import json, os\nprint(json.dumps([[l.split()[4] for l in open('/proc/self/mountinfo')],"
+            " sorted(os.listdir('/')), os.getuid(), dict(os.environ)]))", 30)
+    text = "".join(o.get("text", "") for o in result.outputs)
+    points, top, uid, env = json.loads(text)
+    allowed = set(expected) | set(covers) | {"/", "/dev", "/proc", "/etc/passwd",
+                                             sandbox.INSIDE_CONNECTION}
+    extra = [p for p in points if p not in allowed and not p.startswith(("/dev/", "/proc/"))]
+    assert extra == [], f"mounted but not on the allowlist: {extra}"
+    assert set(top) <= {"bin", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "proc",
+                        "root", "run", "sbin", "tmp", "usr", *Path(sys.prefix).parts[1:2],
+                        *Path(REPO).parts[1:2], *Path(os.path.realpath(sys.executable)).parts[1:2]}
+    assert uid != os.getuid() or os.geteuid() != 0
+    assert set(env) <= set(sandbox.kernel_environment("/")) | {"PWD", "SHLVL", "_"} | {
+        "LC_CTYPE", "PYDEVD_USE_FRAME_EVAL", "TERM", "CLICOLOR", "FORCE_COLOR", "CLICOLOR_FORCE",
+        "PAGER", "GIT_PAGER"}  # the last ones ipykernel sets for itself
+
+
+def test_flags_name_code_that_patches_modules_or_the_agent():
+    notebook = {"cells": [
+        {"cell_type": "code", "source": "import numpy as np\nimport json as j\n%matplotlib inline",
+         "metadata": {}},
+        {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "softmax"}}, "source":
+         "np.allclose = lambda *a: True\nj.dumps = None\nsetattr(np.testing, 'x', 1)\n"
+         "import sys\nsys.modules['pytest'] = 1\n__attention_course_agent__.x = 1\n"
+         "del np.linalg.norm\nvars(np)['a'] = 1\nnp.__dict__['b'] = 2\n"},
+        {"cell_type": "code", "metadata": {}, "source":
+         "def softmax(z, axis=-1):\n    e = np.exp(z - z.max(axis, keepdims=True))\n"
+         "    out = e / e.sum(axis, keepdims=True)\n    out.flags.writeable = True\n    return out"},
+        {"cell_type": "code", "metadata": {}, "source": "def broken(:\n"},
+    ]}
+    found = flags.scan(notebook)
+    assert all(line.startswith("cell 2 ('softmax') ") for line in found)
+    for words in ("assigns np.allclose", "assigns j.dumps", "calls setattr on np.testing",
+                  "sys.modules", "__attention_course_agent__", "deletes np.linalg.norm",
+                  "vars(np)", "np.__dict__"):
+        assert any(words in line for line in found), words
+
+
+def test_ordinary_answers_are_not_flagged():
+    for assignment in reference.assignments():
+        solution = json.loads(reference.solution_notebook(assignment).read_text())
+        for cell in solution["cells"]:
+            cell["source"] = "".join(cell["source"])
+        assert flags.scan(solution) == [], assignment
+
+
+def test_collect_copies_regular_files_only_and_follows_no_link(tmp_path, caplog):
+    source = tmp_path / "inbound" / "alice+02+2026"
+    (source / "sub").mkdir(parents=True)
+    (source / "answer.ipynb").write_text("{}")
+    (source / "sub" / "notes.txt").write_text("n")
+    (source / "suite.py").symlink_to(Path(suite.SUITES) / "00-getting-started")
+    (source / "sub" / "secret").symlink_to("/etc/passwd")
+    os.mkfifo(source / "pipe")
+    assert "is a symbolic link" in exchange.find_problem(str(source))
+    target = tmp_path / "submitted"
+    with caplog.at_level(logging.WARNING):
+        exchange.copy_regular_tree(str(source), str(target), log=logging.getLogger("collect"))
+    copied = sorted(str(p.relative_to(target)) for p in target.rglob("*"))
+    assert copied == ["answer.ipynb", "sub", "sub/notes.txt"]
+    assert not any(p.is_symlink() for p in target.rglob("*"))
+    assert caplog.text.count("link or a special file") == 3
+    linked = tmp_path / "inbound" / "bob+02+2026"
+    linked.symlink_to(source, target_is_directory=True)
+    assert exchange.find_problem(str(linked)) == "bob+02+2026 is a symbolic link"
+    with pytest.raises(OSError):
+        exchange.copy_regular_tree(str(linked), str(tmp_path / "bob"))
