@@ -2,16 +2,22 @@
 #   make lab      open the course in JupyterLab (learners)
 #   make demo     release, grade a sample class and print the grade table (instructors)
 #   make test     everything the project checks (maintainers, CI)
+#
+# PYTHON=python3.12 builds .venv with another interpreter (3.11 to 3.14); VENV=/path/to/env installs
+# into an environment that already exists instead of building .venv; LAB_ARGS passes flags to
+# JupyterLab (make lab LAB_ARGS="--port 8890 --no-browser").
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
+LAB_ARGS ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
+HUB_STAMP := $(VENV)/.installed-hub
 ASSIGNMENTS := $(notdir $(wildcard solutions/*))
 # nbgrader calls `alembic` by name: the environment's bin/ must be on PATH.
-export PATH := $(CURDIR)/$(BIN):$(PATH)
+export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab demo test release bench lock clean help
+.PHONY: lab demo test release bench lock clean help hub-env
 
 help:
 	@sed -n '2,5p' Makefile
@@ -23,12 +29,23 @@ $(STAMP): requirements.lock pyproject.toml
 	@touch $@
 
 # One BLAS thread: the course's matrices are small, and extra threads only contend on a laptop.
-$(DEV_STAMP): $(STAMP) requirements-dev.lock
+$(DEV_STAMP): $(STAMP) requirements-dev.lock requirements-hub.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.lock
 	@touch $@
 
+# The instructor's environment on a JupyterHub (docs/jupyterhub.md): the course and JupyterHub.
+$(HUB_STAMP): $(STAMP) requirements-hub.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-hub.lock
+	@touch $@
+
+hub-env: $(HUB_STAMP)
+
+# JupyterLab refuses to run as root unless told --allow-root; learner code would then run as root.
 lab: $(STAMP)
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/notebooks
+	@if [ "$$(id -u)" = 0 ]; then echo "note: running JupyterLab as root (adding --allow-root)." \
+	  "Notebook code then runs as root: prefer an ordinary user account for course work."; fi
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) \
+	  --LabApp.default_url=/lab/tree/notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/python -m autograder demo

@@ -5,6 +5,7 @@
     python -m autograder autograde ASSIGNMENT [--jobs N] [--student ID]...
     python -m autograder release [ASSIGNMENT...]
     python -m autograder demo
+    python -m autograder privacy [COURSE_ROOT]
 """
 import argparse
 import sys
@@ -68,6 +69,11 @@ def main(argv=None):
 
     commands.add_parser("demo", help="release, grade a sample class, print the grade table")
 
+    p = commands.add_parser("privacy", help="warn when other users can read the suites, the "
+                            "solutions or the gradebook")
+    p.add_argument("course_root", nargs="?", help="the course root (default: this checkout or "
+                   "the one nbgrader's configuration names)")
+
     args = parser.parse_args(argv)
     if args.command == "grade":
         from .batch import grade_command
@@ -87,6 +93,9 @@ def main(argv=None):
             print("flagged for review (code that patches modules or names the grader's agent):")
             print("\n".join(flagged))
         return 0
+    if args.command == "privacy":
+        from .privacy import main as privacy
+        return privacy([args.course_root] if args.course_root else [])
     if args.command == "demo":
         from .demo import main as demo
         return demo()

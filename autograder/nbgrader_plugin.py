@@ -129,8 +129,10 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
             with tempfile.TemporaryDirectory(prefix="attention-autograde-") as folder:
                 path = Path(folder) / f"{name}.ipynb"
                 path.write_text(json.dumps(nb), encoding="utf-8")
+                coursedir = CourseDirectory(config=self.config)
                 result, executed = engine.grade_notebook(
-                    path, assignment, self.options(), cache=course.cache_dir())
+                    path, assignment, self.options(),
+                    cache=course.cache_dir(course.state_dir(coursedir.root)))
         for error in result["errors"]:
             self.log.warning("%s/%s: %s", assignment, name, error)
         for flag in result.get("flags", []):

@@ -2,6 +2,7 @@
 learners fail most, each with the catalogued mistake that explains it."""
 import collections
 import functools
+import textwrap
 from pathlib import Path
 
 from . import catalogue, grade
@@ -36,9 +37,11 @@ def write_report(results, learners, folder):
                 passed[key] += test["status"] == "passed"
     keys = sorted(seen, key=lambda k: (k[0], k[1]))
     rates = [passed[k] / seen[k] for k in keys]
-    fig, ax = plt.subplots(figsize=(8, 0.22 * len(keys) + 1.2))
+    labels = pass_rate_labels(keys)
+    rows = sum(label.count("\n") + 1 for label in labels)
+    fig, ax = plt.subplots(figsize=(9, 0.16 * rows + 0.1 * len(keys) + 1.2))
     ax.barh(range(len(keys)), rates, color=["#c44e52" if r < 0.5 else "#4c72b0" for r in rates])
-    ax.set_yticks(range(len(keys)), [f"{a[:2]} {n}"[:70] for a, n in keys], fontsize=7)
+    ax.set_yticks(range(len(keys)), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("fraction of learners passing")
@@ -60,6 +63,13 @@ def write_report(results, learners, folder):
     path = folder / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def pass_rate_labels(keys):
+    """One label per (assignment, test name): wrapped to fit, never cut short, so two tests never
+    share a label."""
+    return [textwrap.fill(f"{assignment[:2]} {name}", 72, break_on_hyphens=False,
+                          break_long_words=False) for assignment, name in keys]
 
 
 def explaining_mistake(assignment, test_name):

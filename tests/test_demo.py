@@ -6,9 +6,10 @@ import pytest
 
 from autograder import demo
 
-pytestmark = pytest.mark.slow
 
 
+
+@pytest.mark.slow
 def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path):
     output = tmp_path / "demo"
     summary = demo.run(output=output, quiet=True)
@@ -19,6 +20,8 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
     assert summary["grades"] == summary["expected"]
     rows = list(csv.DictReader((output / "grades.csv").open()))
     assert len(rows) == len(learners) * len(demo.assignments())
+    names = {(r["first_name"], r["last_name"]) for r in rows}
+    assert len(names) == len(learners) and ("None", "None") not in names and ("", "") not in names
     for learner in learners:
         gradescope = json.loads((output / "gradescope" / f"{learner}.json").read_text())
         assert gradescope["score"] == pytest.approx(sum(summary["expected"][learner].values()))
@@ -28,3 +31,13 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
     assert "Typical mistake" in report
     for figure in ("grade-histogram.png", "pass-rates.png"):
         assert (output / "report" / figure).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_labels_are_whole_test_names():
+    from autograder import grade, reference
+    from autograder.report import pass_rate_labels
+    keys = [(a, t["name"]) for a in reference.assignments()
+            for t in grade.grade_local(a, reference.namespace(a))["tests"]]
+    labels = pass_rate_labels(keys)
+    assert len(set(labels)) == len(set(keys))
+    assert all(label.replace("\n", " ").endswith(name) for label, (_, name) in zip(labels, keys))

@@ -1,8 +1,15 @@
 """The environment files agree: what conda/Binder users get is what CI tests."""
 import re
+import subprocess
+import sys
 import tomllib
 
+import pytest
+
 from support import REPO
+
+# The Python versions the README promises; the lock must install on each.
+PYTHONS = ["3.11.0", "3.11.2", "3.12", "3.13", "3.14"]
 
 
 def pins(text):
@@ -38,6 +45,29 @@ def test_environment_yml_uses_the_python_ci_uses():
 
 
 def test_test_extras_are_pinned_exactly():
-    for line in (REPO / "requirements-dev.lock").read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            assert re.match(r"^[A-Za-z0-9_.\-]+==\S+$", line), line
+    for lock in ("requirements-dev.lock", "requirements-hub.lock"):
+        for line in (REPO / lock).read_text().splitlines():
+            if line.strip() and not line.startswith(("#", "-r ")):
+                assert re.match(r"^[A-Za-z0-9_.\-]+==\S+$", line), f"{lock}: {line}"
+
+
+def test_the_readme_states_the_python_versions_checked_here():
+    readme = (REPO / "README.md").read_text()
+    assert "Python 3.11 to 3.14" in readme
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    learner = tomllib.loads((REPO / "learner" / "pyproject.toml").read_text())["project"]
+    assert requires == learner["requires-python"] == ">=3.11"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", PYTHONS)
+def test_the_lock_resolves_for_every_stated_python(version, tmp_path):
+    """pip resolves requirements.lock (and the hub's lock) for this Python, wheels only."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed",
+         "--disable-pip-version-check", "--only-binary=:all:", "--python-version", version,
+         "--target", str(tmp_path / "target"), "-r", str(REPO / "requirements.lock"),
+         "-r", str(REPO / "requirements-hub.lock")],
+        capture_output=True, text=True, timeout=600)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
+    assert done.returncode == 0, "\n".join(errors) or done.stderr[-2000:]
