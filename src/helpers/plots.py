@@ -49,11 +49,13 @@ def attention_heatmap(weights, keys=None, queries=None, ax=None, title=None, ann
     return ax
 
 
-def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotate=False):
+def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotate=False,
+                 colorbar=False):
     """Several attention maps side by side (heads, layers, before/after), one shared style.
 
     ``keys`` and ``queries`` label every map alike, or give one label list per map (a list of
-    lists, as long as ``maps``)."""
+    lists, as long as ``maps``). Every map uses the same colour scale, 0 to 1; ``colorbar=True``
+    draws one colorbar for the whole grid."""
     plt = _pyplot()
     maps = [np.asarray(m) for m in maps]
     ncols = ncols or len(maps)
@@ -67,6 +69,10 @@ def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotat
                           queries=_per_map(queries, index, len(maps)), ax=ax, annotate=annotate,
                           title=titles[index] if titles else None, colorbar=False)
     fig.tight_layout()
+    if colorbar:
+        drawn = [ax for ax in axes.flat if ax.images]
+        fig.colorbar(drawn[0].images[0], ax=list(axes.flat), fraction=0.03, pad=0.02,
+                     label="attention weight")
     return fig
 
 
