@@ -29,3 +29,9 @@ def test_heatmap_grid_annotates_only_when_asked():
     assert all(len(ax.texts) == 0 for ax in silent.axes)
     written = plots.heatmap_grid(maps, annotate=True)
     assert [len(ax.texts) for ax in written.axes] == [4, 4]
+
+
+def test_heatmap_grid_can_annotate_only_the_small_maps():
+    maps = [np.full((8, 8), 1 / 8), np.full((9, 9), 1 / 9), np.full((4, 8), 1 / 8)]
+    fig = plots.heatmap_grid(maps, annotate=None)
+    assert [len(ax.texts) for ax in fig.axes] == [64, 0, 32]
