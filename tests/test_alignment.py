@@ -77,6 +77,15 @@ def test_batches_depend_only_on_the_generator(assignment):
             alignment.make_batch(2, bad, np.random.default_rng(0))
 
 
+def test_guess_rate_is_one_over_the_size_of_each_words_kind(assignment):
+    ids = [alignment.WORD_ID[w] for w in ("the", "cats", "old", "saw", "near")]
+    sizes = [len(alignment.DETERMINERS), len(alignment.NOUN_WORDS), len(grammar.ADJECTIVES),
+             len(grammar.CLAUSE_VERBS), len(grammar.PREPOSITIONS)]
+    assert alignment.guess_rate(np.array(ids)) == pytest.approx(np.mean([1 / n for n in sizes]))
+    assert sorted(w for kind in alignment.KINDS.values() for w in kind) == sorted(
+        alignment.VOCAB[:-1])
+
+
 def test_alignment_matrix_and_description(assignment):
     M = alignment.alignment_matrix(np.array([[0, 2, 1]]))
     assert M.shape == (1, 3, 3) and (M.sum(axis=-1) == 1).all()

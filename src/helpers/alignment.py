@@ -16,6 +16,7 @@ Everything here is plain numpy and knows nothing about attention. The notebook's
 learner's ``attention_forward`` / ``attention_backward`` between what these functions build:
 
 - :func:`make_batch`: sentences of one length, their translations and alignments;
+  :func:`guess_rate`, the accuracy of a decoder that knows the grammar but never reads the source;
 - :class:`FrozenEncoder`: notebook 01's recurrent encoder, run in both directions with fixed random
   weights: the states ``H`` (one row per source word) and the final state;
 - :func:`decoder_inputs`, :func:`with_positions`: what queries and keys are computed from;
@@ -99,6 +100,18 @@ def alignment_matrix(alignment, length=None):
     alignment = np.asarray(alignment)
     length = alignment.shape[-1] if length is None else length
     return (alignment[..., None] == np.arange(length)).astype(np.float64)
+
+
+KINDS = {"determiner": DETERMINERS, "noun": NOUN_WORDS, "adjective": ADJECTIVES,
+         "verb": CLAUSE_VERBS, "preposition": PREPOSITIONS}
+_KIND_SIZE = {WORD_ID[word]: len(members) for members in KINDS.values() for word in members}
+
+
+def guess_rate(target):
+    """Word accuracy of a decoder that never reads the source but always knows which kind of word
+    comes next (:data:`KINDS`) and picks one word of that kind at random: the mean, over the target
+    word ids ``target``, of 1 / (number of words of their kind)."""
+    return float(np.mean([1.0 / _KIND_SIZE[int(i)] for i in np.ravel(target)]))
 
 
 def words(ids):
