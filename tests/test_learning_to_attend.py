@@ -247,6 +247,7 @@ def test_learned_alignment_claims_hold(assignment, solution_run):
     assert np.mean(run["attentive_history"]["loss"][-10:]) * 10 < np.mean(run["fixed_history"]["loss"][-10:])
     attention, fixed = run["accuracy"]["attention decoder"], run["accuracy"]["final-state decoder"]
     assert min(attention) > 0.9 and min(run["aligned"]) > 0.8
+    assert all(words >= links for words, links in zip(attention, run["aligned"]))
     assert fixed[0] > fixed[-1] + 0.2 and fixed[-1] < np.mean(run["guessing"]) + 0.05
     assert all(a > f for a, f in zip(attention, fixed))
 
