@@ -95,6 +95,28 @@ def test_peak_memory_measures_numpy_allocations(assignment):
 
 
 @pytest.mark.parametrize("assignment", ID)
+def test_run_time_is_a_median_per_call(assignment):
+    """Short calls are timed in rounds long enough to measure, and one slow round does not move
+    the result: the curves of Part 3 must not kink from the machine's other work."""
+    import time
+    run_time = reference.namespace(assignment)["run_time"]
+    calls = []
+
+    def short():
+        calls.append(1)
+        time.sleep(0.002)
+
+    per_call = run_time(short, repeat=3)
+    assert 0.002 <= per_call < 0.02 and len(calls) > 3 * 8      # rounds of at least 20 ms each
+    rounds = iter([0.0, 0.0, 0.5, 0.0, 0.0] + [0.0] * 100)     # the third round is disturbed
+
+    def sometimes_slow():
+        time.sleep(0.025 + next(rounds))
+
+    assert run_time(sometimes_slow, repeat=5) < 0.1
+
+
+@pytest.mark.parametrize("assignment", ID)
 def test_memory_threshold_has_margins(assignment):
     """The reference sits far below the hidden threshold and naive attention far above it."""
     suite = suite_module()

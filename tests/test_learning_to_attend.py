@@ -218,3 +218,64 @@ def test_reference_model_learns_recall_quickly(assignment):
                                 "W_o": recall.weight_grad(O, d_logits)})
     test = recall.make_batch(500, 4, np.random.default_rng(9))
     assert recall.accuracy(logits_of(params, test), test["targets"]) > 0.95
+
+
+@pytest.fixture(scope="module")
+def solution_run():
+    """Every code cell of the solution notebook, run in order in one namespace (figures drawn
+    off-screen): what a learner with correct functions sees."""
+    import json
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    notebook = json.loads(reference.solution_notebook(ASSIGNMENT).read_text(encoding="utf-8"))
+    namespace = {"__name__": "solution_run"}
+    for index, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] == "code":
+            exec(compile("".join(cell["source"]), f"<cell {index}>", "exec"), namespace)
+            plt.close("all")
+    return namespace
+
+
+@pytest.mark.slow
+def test_learned_alignment_claims_hold(assignment, solution_run):
+    """Section 7's text reads its measurements; they must say what the text says they say."""
+    run = solution_run
+    found = run["attentive_history"]["alignment accuracy"]
+    assert found[0] < 0.2 and found[-1] > 0.85, "the decoder should find the right words by training"
+    assert np.mean(run["attentive_history"]["loss"][-10:]) * 10 < np.mean(run["fixed_history"]["loss"][-10:])
+    attention, fixed = run["accuracy"]["attention decoder"], run["accuracy"]["final-state decoder"]
+    assert min(attention) > 0.9 and min(run["aligned"]) > 0.8
+    assert all(words >= links for words, links in zip(attention, run["aligned"]))
+    assert fixed[0] > fixed[-1] + 0.2 and fixed[-1] < np.mean(run["guessing"]) + 0.05
+    assert all(a > f for a, f in zip(attention, fixed))
+
+
+@pytest.mark.slow
+def test_saturation_claims_hold(assignment, solution_run):
+    run, alignment = solution_run, solution_run["alignment"]
+    start, first = run["start_params"], run["batches"][0]
+    for scaled, (low, high) in [(True, (0.0, 0.3)), (False, (0.6, 1.0))]:
+        largest = run["translator_weights"](start, first, scaled).max(axis=-1).mean()
+        assert low < largest < high
+    scaled_run, undivided = run["attentive_history"], run["unscaled_history"]
+    assert np.mean(undivided["loss"][-10:]) > 2 * np.mean(scaled_run["loss"][-10:])
+    assert undivided["alignment accuracy"][-1] < scaled_run["alignment accuracy"][-1] - 0.15
+    assert min(undivided["largest weight"]) > max(scaled_run["largest weight"][:3])
+    assert alignment.N_VOCAB == run["attentive"]["W_2"].shape[1]
+
+
+@pytest.mark.slow
+def test_translator_gradients_pass_a_gradient_check(assignment, solution_run):
+    run = solution_run
+    narrow, tiny = run["narrow"], run["tiny"]
+    for scaled in (True, False):
+        _, grads = run["translator_loss"](narrow, tiny, scaled=scaled)
+        for name in ("W_q", "W_k", "W_v", "W_1"):
+            def loss_of(W, name=name, scaled=scaled):
+                logits, _ = run["translator_forward"]({**narrow, name: W}, tiny, scaled=scaled)
+                return run["alignment"].cross_entropy(logits, tiny["target"])[0]
+            numeric = central(loss_of, narrow[name])
+            whole = np.linalg.norm(grads[name] - numeric) / (np.linalg.norm(grads[name]) + np.linalg.norm(numeric))
+            assert whole < 1e-5, (name, scaled, whole)

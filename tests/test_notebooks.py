@@ -67,7 +67,8 @@ def test_learner_notebook_has_no_solution_or_hidden_tests(assignment):
     assert learner, "the learner notebook has no answer cells"
     for cell in learner:
         lines = {line.strip() for line in "".join(cell["source"]).splitlines()}
-        assert "raise NotImplementedError()" in lines
+        if cell["cell_type"] == "code":     # written answers (markdown) are graded by hand
+            assert "raise NotImplementedError()" in lines
         assert not (lines & hidden), f"solution lines leaked: {sorted(lines & hidden)[:3]}"
 
 
@@ -77,7 +78,8 @@ def test_each_graded_function_has_one_answer_cell_and_one_check_worth_its_tests(
     notebook = cells(reference.solution_notebook(assignment))
     answers = [nbgrader_meta(c)["grade_id"] for c in notebook if nbgrader_meta(c).get("solution")]
     checks = {nbgrader_meta(c)["grade_id"][len(CHECK_PREFIX):]: nbgrader_meta(c)["points"]
-              for c in notebook if nbgrader_meta(c).get("grade")}
+              for c in notebook
+              if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")}
     for exercise, scores in result["exercises"].items():
         assert answers.count(exercise) == 1, f"{exercise}: needs exactly one answer cell"
         assert exercise in checks, f"{exercise}: no grade cell '{CHECK_PREFIX}{exercise}'"

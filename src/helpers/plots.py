@@ -6,6 +6,7 @@ side, keys along the top, weights written in the cells when the map is small eno
 import numpy as np
 
 _ANNOTATE_MAX_CELLS = 100  # write the weights in the cells up to a 10 x 10 map
+_GRID_ANNOTATE_MAX_SIDE = 8  # in a grid of maps, cells are smaller: up to 8 x 8 when asked (annotate=None)
 
 
 def _pyplot():
@@ -49,11 +50,14 @@ def attention_heatmap(weights, keys=None, queries=None, ax=None, title=None, ann
     return ax
 
 
-def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotate=False):
+def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotate=False,
+                 colorbar=False):
     """Several attention maps side by side (heads, layers, before/after), one shared style.
 
     ``keys`` and ``queries`` label every map alike, or give one label list per map (a list of
-    lists, as long as ``maps``)."""
+    lists, as long as ``maps``). ``annotate``: True or False for every map, or None to write the
+    weights in each map of at most 8 x 8 cells. Every map uses the same colour scale, 0 to 1;
+    ``colorbar=True`` draws one colorbar for the whole grid."""
     plt = _pyplot()
     maps = [np.asarray(m) for m in maps]
     ncols = ncols or len(maps)
@@ -63,10 +67,16 @@ def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotat
         if index >= len(maps):
             ax.axis("off")
             continue
+        small = max(maps[index].shape) <= _GRID_ANNOTATE_MAX_SIDE
         attention_heatmap(maps[index], keys=_per_map(keys, index, len(maps)),
-                          queries=_per_map(queries, index, len(maps)), ax=ax, annotate=annotate,
+                          queries=_per_map(queries, index, len(maps)), ax=ax,
+                          annotate=small if annotate is None else annotate,
                           title=titles[index] if titles else None, colorbar=False)
     fig.tight_layout()
+    if colorbar:
+        drawn = [ax for ax in axes.flat if ax.images]
+        fig.colorbar(drawn[0].images[0], ax=list(axes.flat), fraction=0.03, pad=0.02,
+                     label="attention weight")
     return fig
 
 

@@ -146,3 +146,25 @@ def einsum_jacobian(d_output, cache):
     dK = np.einsum("...qk,...qd->...kd", d_scores, Q)
     dV = np.einsum("...qk,...qv->...kv", weights, d_output)
     return dQ, dK, dV
+
+
+# ---------------------------------------------------------------- alignment_accuracy
+
+
+@alternative("alignment_accuracy", "compare the weight on the true word with the row's maximum")
+def weight_at_truth_is_the_maximum(weights, alignment):
+    weights = np.asarray(weights)
+    on_true = np.take_along_axis(weights, np.asarray(alignment)[..., None], axis=-1)[..., 0]
+    top = weights.max(axis=-1)
+    return float(np.count_nonzero((on_true == top) & (top > 0)) / top.size)
+
+
+@alternative("alignment_accuracy", "a loop over the rows of the flattened batch")
+def row_loop(weights, alignment):
+    rows = np.reshape(weights, (-1, np.shape(weights)[-1]))
+    truth = np.reshape(alignment, -1)
+    hits = 0
+    for row, true_position in zip(rows, truth):
+        if row.max() > 0 and row.argmax() == true_position:
+            hits += 1
+    return hits / len(rows)

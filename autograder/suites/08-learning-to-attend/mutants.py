@@ -273,3 +273,38 @@ def dot_T(d_output, cache):
     dV = weights.T @ d_output
     d_scores = softmax_backward(weights, d_weights) / np.sqrt(Q.shape[-1])
     return d_scores @ K, d_scores.T @ Q, dV
+
+
+# ---------------------------------------------------------------- alignment_accuracy
+
+
+@mutant("alignment_accuracy", "take the largest weight along axis -2 (over the target words) "
+                              "instead of along each row")
+def argmax_wrong_axis(weights, alignment):
+    best = np.argmax(weights, axis=-2)
+    return float(np.mean(best == alignment))
+
+
+@mutant("alignment_accuracy", "call np.argmax without an axis, which finds one position in the "
+                              "whole flattened array")
+def argmax_no_axis(weights, alignment):
+    return float(np.mean(np.argmax(weights) == alignment))
+
+
+@mutant("alignment_accuracy", "count a word as aligned when its true source word gets more than "
+                              "half of the weight, instead of the largest weight")
+def more_than_half(weights, alignment):
+    on_true = np.take_along_axis(weights, alignment[..., None], axis=-1)[..., 0]
+    return float(np.mean(on_true > 0.5))
+
+
+@mutant("alignment_accuracy", "average the weight on the true source word instead of checking "
+                              "where the largest weight is")
+def mean_weight_on_truth(weights, alignment):
+    return float(np.mean(np.take_along_axis(weights, alignment[..., None], axis=-1)))
+
+
+@mutant("alignment_accuracy", "forget that a row of zeros has no largest weight (np.argmax of a "
+                              "zero row is 0, so it counts whenever the true position is 0)")
+def zero_rows_count(weights, alignment):
+    return float(np.mean(np.argmax(weights, axis=-1) == alignment))

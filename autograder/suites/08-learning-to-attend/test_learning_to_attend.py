@@ -1,5 +1,5 @@
 """Hidden suite of 08-learning-to-attend: numerical_gradient, softmax_backward, attention_forward,
-attention_backward.
+attention_backward, alignment_accuracy.
 
 The cache of attention_forward is the learner's own: the suite never looks inside it. It only
 checks that it can cross the wire (plain data), then hands it back, unchanged, to the learner's
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from autograder.catalogue import mistakes, mutants
-from autograder.testing import (Lambda, SubmissionError, Unsupported, as_array, check, expect_close,
-                                expect_shape, fail, points)
+from autograder.testing import (Lambda, SubmissionError, Unsupported, as_array, as_float, check,
+                                expect_close, expect_shape, fail, points)
 
 ASSIGNMENT = "08-learning-to-attend"
 
@@ -561,3 +561,90 @@ def test_attention_backward_clean(submission):
     Q, K, V, d_output = qkv(290, 4, 3, 5, 2, lead=(2,))
     learner_gradients(submission, Q, K, V, d_output)
     expect_clean(submission, "attention_backward")
+
+
+# ---------------------------------------------------------------- alignment_accuracy
+
+def true_alignment_accuracy(weights, alignment):
+    weights = np.asarray(weights, dtype=np.float64)
+    rows = weights.reshape(-1, weights.shape[-1])
+    truth = np.asarray(alignment).reshape(-1)
+    hits = [row.max() > 0 and int(np.argmax(row)) == int(t) for row, t in zip(rows, truth)]
+    return float(np.mean(hits))
+
+
+def random_alignment_case(seed, lead, T_out, T_in, hit_rate=0.6):
+    """Softmax weights whose largest entry sits at the true position in about ``hit_rate`` of the
+    rows, and a clear margin everywhere (no ties)."""
+    rng = np.random.default_rng(seed)
+    alignment = rng.integers(0, T_in, size=lead + (T_out,))
+    scores = rng.normal(size=lead + (T_out, T_in))
+    best = np.where(rng.random(lead + (T_out,)) < hit_rate, alignment,
+                    (alignment + 1 + rng.integers(0, T_in - 1, size=alignment.shape)) % T_in)
+    np.put_along_axis(scores, best[..., None], scores.max(axis=-1, keepdims=True) + 1.5, axis=-1)
+    return true_softmax(scores), alignment
+
+
+def aa_mistakes(weights, alignment):
+    return mistakes(ASSIGNMENT, "alignment_accuracy", weights, alignment)
+
+
+def accuracy_of(submission, weights, alignment, what):
+    return as_float(submission.alignment_accuracy(weights, alignment), what)
+
+
+def expect_accuracy(submission, weights, alignment, what):
+    value = accuracy_of(submission, weights, alignment, what)
+    expect_close(value, true_alignment_accuracy(weights, alignment), what, rtol=0, atol=1e-12,
+                 mistakes=aa_mistakes(weights, alignment))
+
+
+@points(1, "alignment_accuracy")
+def test_alignment_accuracy_one_sentence(submission):
+    """the fraction of target words whose largest weight is on their true source word"""
+    weights, alignment = random_alignment_case(300, (), 7, 9)
+    expect_accuracy(submission, weights, alignment,
+                    "alignment_accuracy(weights, alignment) for 7 target and 9 source words")
+
+
+@points(1, "alignment_accuracy")
+def test_alignment_accuracy_batch(submission):
+    """leading batch axes: every target word of every sentence counts once"""
+    weights, alignment = random_alignment_case(310, (3, 2), 5, 6, hit_rate=0.5)
+    expect_accuracy(submission, weights, alignment,
+                    "alignment_accuracy for weights of shape (3, 2, 5, 6)")
+
+
+@points(1, "alignment_accuracy")
+def test_alignment_accuracy_only_the_largest_weight_matters(submission):
+    """only where the largest weight sits matters, not how large it is"""
+    weights = np.array([[0.40, 0.30, 0.30, 0.00],     # true 0: the largest, though below one half
+                        [0.05, 0.45, 0.50, 0.00],     # true 1: close, but not the largest
+                        [0.00, 0.00, 0.05, 0.95],     # true 3
+                        [0.34, 0.33, 0.00, 0.33],     # true 3: not the largest
+                        [0.10, 0.60, 0.10, 0.20]])    # true 1
+    alignment = np.array([0, 1, 3, 3, 1])
+    expect_accuracy(submission, weights, alignment,
+                    "alignment_accuracy of five rows whose largest weights are 0.40, 0.50, 0.95, "
+                    "0.34 and 0.60")
+
+
+@points(1, "alignment_accuracy")
+def test_alignment_accuracy_all_zero_rows(submission):
+    """a row of all-zero weights (nothing could be attended to) never counts as aligned"""
+    weights, alignment = random_alignment_case(320, (2,), 4, 5, hit_rate=1.0)
+    weights[0, 1] = 0.0
+    weights[1, 3] = 0.0
+    alignment[0, 1] = 0
+    alignment[1, 3] = 2
+    expect_accuracy(submission, weights, alignment,
+                    "alignment_accuracy when two rows of the weights are all zero")
+
+
+@points(1, "alignment_accuracy")
+def test_alignment_accuracy_float32_and_clean(submission):
+    """works on float32 weights; returns one number; changes nothing in place, prints nothing"""
+    weights, alignment = random_alignment_case(330, (4,), 6, 6, hit_rate=0.7)
+    weights = weights.astype(np.float32)
+    expect_accuracy(submission, weights, alignment, "alignment_accuracy for float32 weights")
+    expect_clean(submission, "alignment_accuracy")
