@@ -1,0 +1,416 @@
+"""A class on JupyterHub, set up by running docs/jupyterhub.md, taught through the hub's REST API.
+
+Every tagged code block of docs/jupyterhub.md runs in order: ```` ```sh root ```` blocks as root,
+```` ```sh instructor ```` blocks as the instructor, ```` ```python file=PATH ```` blocks are written
+to PATH. The doc's absolute paths (/opt, /srv, /etc) are moved into a temporary folder and its
+account names (instructor, alice, bob) get a unique prefix; nothing else changes, except what this
+test appends to the hub's configuration (a service token to drive the REST API, and the moved
+/etc/jupyter on the servers' configuration path).
+
+Then a class: the instructor generates and releases from the formgrader's API; alice fetches and
+submits in Chromium, then submits again through her server's API; bob, whose answer is a catalogued
+mistake and who tries to read what learners must not, fetches and submits through the API; the
+instructor collects, autogrades each submission with the formgrader's own action, generates and
+releases feedback; both fetch their feedback; the doc's command-line grading gives the same grades
+in the export. Learners can read neither the course, the gradebook nor each other's work, from
+their servers or from code being graded. Every server started is stopped by its process id and
+every account is removed.
+"""
+import contextlib
+import csv
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from autograder import catalogue, grade, reference
+from support import REPO, needs_root_and_users, run_as
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("users")]
+
+DOC = REPO / "docs" / "jupyterhub.md"
+ASSIGNMENT = "00-getting-started"
+NOTEBOOK = reference.release_notebook(ASSIGNMENT).name
+COURSE_ID = "attention-course"
+BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.M | re.S)
+
+
+def doc_blocks():
+    """(language, tags, text) of every fenced block of the doc, in order."""
+    return [(m.group(1), m.group(2).split(), m.group(3)) for m in BLOCK.finditer(DOC.read_text())]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Hub:
+    """The doc's deployment moved under ``top``, with prefixed account names."""
+
+    def __init__(self, top, prefix):
+        self.top = top
+        self.users = {role: f"{prefix}{role}" for role in ("instructor", "alice", "bob")}
+        self.passwords = {role: secrets.token_urlsafe(12) for role in self.users}
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.token = secrets.token_hex(32)
+        self.process = None
+        self.paths = {"/opt/attention-course": top / "opt" / "attention-course",
+                      "/srv/nbgrader/exchange": top / "srv" / "nbgrader" / "exchange",
+                      "/srv/jupyterhub": top / "srv" / "jupyterhub",
+                      "/etc/jupyterhub": top / "etc" / "jupyterhub",
+                      "/etc/jupyter": top / "etc" / "jupyter"}
+        self.repository = top / "attention-course.git"  # what the instructor clones
+        self.env = {"COURSE_SRC": str(REPO), "COURSE_REPOSITORY": str(self.repository),
+                    "INSTRUCTOR_PASSWORD": self.passwords["instructor"],
+                    "ALICE_PASSWORD": self.passwords["alice"],
+                    "BOB_PASSWORD": self.passwords["bob"],
+                    "JUPYTER_CONFIG_PATH": str(self.paths["/etc/jupyter"])}
+
+    def home(self, role):
+        return Path("/home") / self.users[role]
+
+    def moved(self, text):
+        """The doc's text with this deployment's paths, names and port."""
+        for old, new in sorted(self.paths.items(), key=lambda p: -len(p[0])):
+            text = text.replace(old, str(new))
+        for role, user in self.users.items():
+            text = re.sub(rf"(?<![\w$-]){role}(?![\w-])", user, text)
+        return text.replace("127.0.0.1:8000", f"127.0.0.1:{self.port}")
+
+    def python(self):
+        return str(self.paths["/opt/attention-course"] / "env" / "bin" / "python")
+
+    # ------------------------------------------------------------------ running the doc
+    def run_block(self, tags, text):
+        script = "set -euo pipefail\n" + self.moved(text)
+        if "root" in tags:
+            env = {**os.environ, **self.env}
+            done = subprocess.run(["bash", "-c", script], env=env, capture_output=True,
+                                  text=True, timeout=1200, cwd=self.top)
+            assert done.returncode == 0, f"{script}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+            return done
+        return run_as(self.users["instructor"], self.home("instructor"), "bash", "-c", script,
+                      env=self.instructor_env(), timeout=1200)
+
+    def instructor_env(self):
+        return {"JUPYTER_CONFIG_PATH": self.env["JUPYTER_CONFIG_PATH"],
+                "COURSE_REPOSITORY": str(self.repository)}
+
+    def publish_repository(self):
+        """A bare copy of this checkout's commit, owned by the instructor (git refuses to read a
+        repository another user owns), standing in for the course's public repository."""
+        subprocess.run(["git", "clone", "--quiet", "--bare", str(REPO), str(self.repository)],
+                       check=True, capture_output=True)
+        user = self.users["instructor"]
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(self.repository)], check=True)
+
+    def write_file(self, tag, text):
+        target = tag.split("=", 1)[1]
+        if target.startswith("~instructor/"):
+            path = self.home("instructor") / target.split("/", 1)[1]
+        else:
+            path = Path(self.moved(target))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.moved(text))
+        if path.is_relative_to(self.home("instructor")):
+            user = self.users["instructor"]
+            subprocess.run(["chown", "-R", f"{user}:{user}", str(path.parent)], check=True)
+        return path
+
+    def run_doc(self, phases, after_accounts=None):
+        """Run the doc's tagged blocks whose phase (a tag after root/instructor) is in ``phases``
+        (None: blocks without a phase)."""
+        for language, tags, text in doc_blocks():
+            who = [t for t in tags if t in ("root", "instructor")]
+            files = [t for t in tags if t.startswith("file=")]
+            phase = next((t for t in tags if t not in ("root", "instructor")
+                          and not t.startswith("file=")), None)
+            if phase not in phases or not (who or files):
+                continue
+            if files:
+                self.write_file(files[0], text)
+            elif "useradd" in text and after_accounts is not None:
+                self.run_block(tags, text)
+                after_accounts()
+            elif phase == "hub":
+                self.start(text)
+            else:
+                self.run_block(tags, text)
+
+    # ------------------------------------------------------------------ the hub
+    def start(self, command):
+        config = self.paths["/etc/jupyterhub"] / "jupyterhub_config.py"
+        with open(config, "a") as handle:  # what only the test needs
+            handle.write(
+                "\n# --- added by tests/test_jupyterhub.py\n"
+                f"c.JupyterHub.services = [{{'name': 'class-test', 'api_token': {self.token!r}}}]\n"
+                "c.JupyterHub.load_roles = [{'name': 'class-test', 'services': ['class-test'], "
+                "'scopes': ['admin:users', 'admin:servers', 'access:servers', 'read:users']}]\n"
+                f"c.Spawner.environment['JUPYTER_CONFIG_PATH'] = "
+                f"{self.env['JUPYTER_CONFIG_PATH']!r}\n"
+                "c.Spawner.http_timeout = 120\nc.Spawner.start_timeout = 120\n")
+        # The doc's command is `cd FOLDER && HUB ARGS...`: run HUB itself, so its pid is the hub's.
+        folder, line = self.moved(command).strip().split("&&", 1)
+        log = open(self.top / "hub.log", "w")
+        self.process = subprocess.Popen(
+            shlex.split(line), cwd=folder.strip().removeprefix("cd ").strip(),
+            env={**os.environ, "PATH": f"{Path(self.python()).parent}:/usr/local/bin:/usr/bin:/bin",
+                 "JUPYTER_CONFIG_PATH": self.env["JUPYTER_CONFIG_PATH"]},
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, (self.top / "hub.log").read_text()[-4000:]
+            with contextlib.suppress(OSError, urllib.error.URLError):
+                if self.api("GET", "/hub/api/")[0] == 200:
+                    return
+            time.sleep(0.5)
+        raise AssertionError("the hub did not start:\n" + (self.top / "hub.log").read_text()[-4000:])
+
+    def api(self, method, path, data=None, form=None, token=None, raw=False, timeout=300):
+        """(status, body) of a request to the hub or a user's server, with the service token."""
+        headers = {"Authorization": f"token {token or self.token}"}
+        body = None
+        if data is not None:
+            body = json.dumps(data).encode()
+            headers["Content-Type"] = "application/json"
+        elif form is not None:
+            body = urllib.parse.urlencode(form).encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        request = urllib.request.Request(self.url + path, data=body, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                text = response.read().decode()
+                status = response.status
+        except urllib.error.HTTPError as error:
+            text, status = error.read().decode(errors="replace"), error.code
+        if raw:
+            return status, text
+        try:
+            return status, json.loads(text) if text else None
+        except json.JSONDecodeError:
+            return status, text
+
+    def spawn(self, role):
+        user = self.users[role]
+        status, _ = self.api("POST", f"/hub/api/users/{user}/server")
+        assert status in (201, 202, 400), status  # 400: already running
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            _, info = self.api("GET", f"/hub/api/users/{user}")
+            server = (info or {}).get("servers", {}).get("", {})
+            if server.get("ready"):
+                return
+            time.sleep(1)
+        raise AssertionError(f"{user}'s server did not start:\n"
+                             + (self.top / "hub.log").read_text()[-4000:])
+
+    def server(self, role, method, path, **kwargs):
+        return self.api(method, f"/user/{self.users[role]}{path}", **kwargs)
+
+    def stop(self):
+        """Stop every user's server, then the hub and its proxy, each by its own process id."""
+        for user in self.users.values():
+            with contextlib.suppress(Exception):
+                self.api("DELETE", f"/hub/api/users/{user}/server", timeout=30)
+        proxy_pid = self.paths["/srv/jupyterhub"] / "jupyterhub-proxy.pid"
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=30)
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(proxy_pid.read_text()), 15)
+
+
+@pytest.fixture
+def hub():
+    needs_root_and_users()
+    if shutil.which("configurable-http-proxy") is None:
+        if os.environ.get("CI"):
+            pytest.fail("configurable-http-proxy is missing in CI: .ci/run must install it")
+        pytest.skip("configurable-http-proxy is not installed (npm install -g "
+                    "configurable-http-proxy@5.3.0)")
+    top = Path(tempfile.mkdtemp(prefix="hub-", dir="/srv" if os.path.isdir("/srv") else None))
+    top.chmod(0o755)
+    deployment = Hub(top, f"h{os.getpid() % 100000}")
+    try:
+        yield deployment
+    finally:
+        deployment.stop()
+        for user in deployment.users.values():
+            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+            subprocess.run(["userdel", "--remove", user], capture_output=True)
+        survivors = [u for u in deployment.users.values()
+                     if subprocess.run(["pgrep", "-u", u], capture_output=True).stdout.strip()]
+        shutil.rmtree(top, ignore_errors=True)
+        assert not survivors, f"processes of {survivors} outlived the test"
+
+
+SNOOP = """import glob, os
+targets = glob.glob('/home/*/attention-course/solutions/*/*.ipynb') + \\
+    glob.glob('/home/*/attention-course/autograder/suites/*/*.py') + \\
+    glob.glob('/home/*/attention-course/.course/gradebook.db') + \\
+    glob.glob('{exchange}/**/*.ipynb', recursive=True)
+for path in targets:
+    try:
+        print('LEAKED', path, open(path, 'rb').read()[:80])
+    except OSError:
+        pass
+"""
+
+
+def bob_notebook(hub):
+    mutant = catalogue.mutants(ASSIGNMENT, "row_normalize")[0]
+    notebook = catalogue.notebook_with(mutant)
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [],
+                              "execution_count": None,
+                              "source": SNOOP.format(exchange=hub.paths["/srv/nbgrader/exchange"])})
+    return notebook, grade.grade_local(ASSIGNMENT, mutant.namespace())["score"]
+
+
+def put_notebook(hub, role, notebook):
+    path = f"/api/contents/{ASSIGNMENT}/{NOTEBOOK}"
+    status, _ = hub.server(role, "PUT", path, data={"type": "notebook", "format": "json",
+                                                    "content": notebook})
+    assert status in (200, 201), status
+
+
+def learner_action(hub, role, action):
+    status, reply = hub.server(role, "POST", f"/assignments/{action}",
+                               form={"assignment_id": ASSIGNMENT, "course_id": COURSE_ID})
+    assert status == 200 and reply.get("success"), (action, status, reply)
+    return reply
+
+
+def formgrader(hub, method, path, **kwargs):
+    status, reply = hub.server("instructor", method, f"/formgrader/api{path}", **kwargs)
+    assert status == 200, (path, status, reply)
+    if isinstance(reply, dict) and "success" in reply:
+        assert reply["success"], (path, reply)
+    return reply
+
+
+def browser_fetch_and_submit(hub, shots):
+    """alice logs in to the hub in Chromium, fetches and submits from the Assignments tab."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing in CI: .ci/run must install it")
+        pytest.skip("Debian's chromium is not installed")
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=args)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(f"{hub.url}/hub/login")
+            page.fill("#username_input", hub.users["alice"])
+            page.fill("#password_input", hub.passwords["alice"])
+            page.click("#login_submit")
+            page.wait_for_url(re.compile(r".*/user/.*/lab.*"), timeout=180_000)
+            page.wait_for_selector(".jp-LauncherCard, .jp-DirListing", timeout=180_000)
+            page.locator(".lm-MenuBar-item", has_text="Nbgrader").first.click()
+            page.locator(".lm-Menu-item", has_text="Assignment List").first.click()
+            fetch = page.locator("button:has-text('Fetch')").first
+            fetch.wait_for(timeout=120_000)
+            fetch.click()
+            submit = page.locator("button:has-text('Submit')").first
+            submit.wait_for(timeout=120_000)
+            page.screenshot(path=str(shots / "hub-assignments.png"))
+            submit.click()
+            page.wait_for_selector("text=submitted", timeout=120_000)
+        finally:
+            browser.close()
+
+
+def inbound(hub, role):
+    return sorted((hub.paths["/srv/nbgrader/exchange"] / COURSE_ID / "inbound").glob(
+        f"{hub.users[role]}+{ASSIGNMENT}+*"))
+
+
+def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
+    # ---------------------------------------------------------------- the doc, as written
+    hub.run_doc({None, "hub"}, after_accounts=hub.publish_repository)  # the whole setup
+    assert "ok:" in hub.run_block(["instructor"], "cd ~/attention-course && "
+                                  "/opt/attention-course/env/bin/python -m autograder privacy").stdout
+    env = hub.paths["/opt/attention-course"] / "env"
+    assert not list(env.rglob("autograder")), "the grading engine is in the learners' environment"
+    assert not list(env.rglob("suites")) and not list(env.rglob("solutions"))
+    assert (next(env.glob("lib/python3*/site-packages/helpers")) / "checks.py").exists()
+    for role in ("instructor", "alice", "bob"):
+        hub.spawn(role)
+
+    # ---------------------------------------------------------------- release (formgrader API)
+    assert hub.server("alice", "GET", "/formgrader/api/assignments")[0] == 404
+    formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/assign")
+    formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/release")
+
+    # ---------------------------------------------------------------- fetch and submit
+    browser_fetch_and_submit(hub, tmp_path)
+    assert len(inbound(hub, "alice")) == 1  # the untouched notebook, submitted from the browser
+    time.sleep(1.1)
+    put_notebook(hub, "alice", catalogue.filled_notebook(ASSIGNMENT))
+    learner_action(hub, "alice", "submit")  # alice submits again: the latest counts
+    assert len(inbound(hub, "alice")) == 2
+    learner_action(hub, "bob", "fetch")
+    bob, bob_score = bob_notebook(hub)
+    put_notebook(hub, "bob", bob)
+    learner_action(hub, "bob", "submit")
+
+    # ---------------------------------------------------------------- nothing learners must not see
+    course = hub.home("instructor") / "attention-course"
+    secrets_to_keep = [course / "solutions" / ASSIGNMENT, course / "autograder" / "suites",
+                       course / ".course" / "gradebook.db", inbound(hub, "bob")[0],
+                       hub.home("bob")]
+    for role in ("alice", "bob"):
+        for path in secrets_to_keep:
+            if role == "bob" and path in (inbound(hub, "bob")[0], hub.home("bob")):
+                continue
+            peek = run_as(hub.users[role], hub.home(role), "cat" if path.is_file() else "ls",
+                          path, check=False)
+            assert peek.returncode != 0, f"{role} can read {path}"
+        status, _ = hub.server(role, "GET", "/api/contents/../" + hub.users["instructor"])
+        assert status in (403, 404)
+
+    # ---------------------------------------------------------------- grade and return (formgrader)
+    formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/collect")
+    for role in ("alice", "bob"):
+        formgrader(hub, "POST", f"/submission/{ASSIGNMENT}/{hub.users[role]}/autograde")
+    formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/generate_feedback")
+    formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/release_feedback")
+    submissions = formgrader(hub, "GET", f"/submissions/{ASSIGNMENT}")
+    scores = {s["student"]: s["score"] for s in submissions}
+    assert scores[hub.users["alice"]] == 8.0 and scores[hub.users["bob"]] == bob_score < 8.0
+
+    for role in ("alice", "bob"):
+        learner_action(hub, role, "fetch_feedback")
+        pages = list((hub.home(role) / ASSIGNMENT / "feedback").rglob("*.html"))
+        assert pages, f"{role} got no feedback"
+        html = pages[-1].read_text()
+        assert "Hidden tests of" in html and "Traceback" not in html and "LEAKED" not in html
+        other = hub.home("bob" if role == "alice" else "alice")
+        assert run_as(hub.users[role], hub.home(role), "ls", other, check=False).returncode != 0
+
+    # ---------------------------------------------------------------- the doc's command line
+    hub.run_doc({"release", "grade"})
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
+    assert float(rows[hub.users["alice"]]["score"]) == 8.0
+    assert float(rows[hub.users["bob"]]["score"]) == bob_score
