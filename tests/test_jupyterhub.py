@@ -86,8 +86,8 @@ class Hub:
 
     def moved(self, text):
         """The doc's text with this deployment's paths, names and port."""
-        for old, new in sorted(self.paths.items(), key=lambda p: -len(p[0])):
-            text = text.replace(old, str(new))
+        olds = sorted(self.paths, key=len, reverse=True)
+        text = re.sub("|".join(map(re.escape, olds)), lambda m: str(self.paths[m.group(0)]), text)
         for role, user in self.users.items():
             text = re.sub(rf"(?<![\w$-]){role}(?![\w-])", user, text)
         return text.replace("127.0.0.1:8000", f"127.0.0.1:{self.port}")
