@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from autograder import catalogue, grade, reference
-from support import REPO, needs_root_and_users, run_as
+from support import REPO, interpreter_open_to_others, needs_root_and_users, run_as
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("users")]
 
@@ -250,9 +250,12 @@ def hub():
     top = Path(tempfile.mkdtemp(prefix="hub-", dir="/srv" if os.path.isdir("/srv") else None))
     top.chmod(0o755)
     deployment = Hub(top, f"h{os.getpid() % 100000}")
+    opened = interpreter_open_to_others()  # python3 may be pyenv's, under /root
+    opened.__enter__()
     try:
         yield deployment
     finally:
+        opened.__exit__(None, None, None)
         deployment.stop()
         for user in deployment.users.values():
             subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
