@@ -205,6 +205,11 @@ class Hub:
         except json.JSONDecodeError:
             return status, text
 
+    def log_tail(self, size=6000):
+        with contextlib.suppress(OSError):
+            return (self.top / "hub.log").read_text()[-size:]
+        return ""
+
     def spawn(self, role):
         user = self.users[role]
         status, _ = self.api("POST", f"/hub/api/users/{user}/server")
@@ -304,7 +309,7 @@ def learner_action(hub, role, action):
 
 def formgrader(hub, method, path, **kwargs):
     status, reply = hub.server("instructor", method, f"/formgrader/api{path}", **kwargs)
-    assert status == 200, (path, status, reply)
+    assert status == 200, (path, status, str(reply)[:300], hub.log_tail())
     if isinstance(reply, dict) and "success" in reply:
         assert reply["success"], (path, reply)
     return reply
