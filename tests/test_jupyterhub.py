@@ -205,7 +205,7 @@ class Hub:
         except json.JSONDecodeError:
             return status, text
 
-    def log_tail(self, size=6000):
+    def log_tail(self, size=30000):
         with contextlib.suppress(OSError):
             return (self.top / "hub.log").read_text()[-size:]
         return ""
@@ -309,7 +309,9 @@ def learner_action(hub, role, action):
 
 def formgrader(hub, method, path, **kwargs):
     status, reply = hub.server("instructor", method, f"/formgrader/api{path}", **kwargs)
-    assert status == 200, (path, status, str(reply)[:300], hub.log_tail())
+    if status != 200:
+        print(hub.log_tail())
+    assert status == 200, (path, status, str(reply)[:300])
     if isinstance(reply, dict) and "success" in reply:
         assert reply["success"], (path, reply)
     return reply
