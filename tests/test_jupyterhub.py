@@ -386,14 +386,14 @@ def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
     learner_action(hub, "bob", "submit")
 
     # ---------------------------------------------------------------- nothing learners must not see
+    # (nbgrader's inbound folder cannot be listed by learners, and each submission's folder has
+    # an unguessable name: that is what keeps alice from bob's submission in the exchange.)
     course = hub.home("instructor") / "attention-course"
+    exchange_inbound = hub.paths["/srv/nbgrader/exchange"] / COURSE_ID / "inbound"
     secrets_to_keep = [course / "solutions" / ASSIGNMENT, course / "autograder" / "suites",
-                       course / ".course" / "gradebook.db", inbound(hub, "bob")[0],
-                       hub.home("bob")]
+                       course / ".course" / "gradebook.db", exchange_inbound]
     for role in ("alice", "bob"):
-        for path in secrets_to_keep:
-            if role == "bob" and path in (inbound(hub, "bob")[0], hub.home("bob")):
-                continue
+        for path in secrets_to_keep + [hub.home("bob" if role == "alice" else "alice")]:
             peek = run_as(hub.users[role], hub.home(role), "cat" if path.is_file() else "ls",
                           path, check=False)
             assert peek.returncode != 0, f"{role} can read {path}"
