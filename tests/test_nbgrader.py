@@ -39,6 +39,6 @@ def test_two_learner_class_through_nbgrader(course_state, tmp_path):
 
     feedback = (course_state / "feedback" / "bob" / ASSIGNMENT / name.replace(".ipynb", ".html"))
     html = feedback.read_text()
-    assert "Hidden tests of" in html and "with zero rows contains nan" in html
+    assert "Hidden tests of" in html and "of row_normalize with zero rows is nan" in html
     autograded = json.loads((course_state / "autograded" / "alice" / ASSIGNMENT / name).read_text())
     assert "def test_" not in json.dumps(autograded)
