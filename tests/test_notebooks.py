@@ -67,7 +67,8 @@ def test_learner_notebook_has_no_solution_or_hidden_tests(assignment):
     assert learner, "the learner notebook has no answer cells"
     for cell in learner:
         lines = {line.strip() for line in "".join(cell["source"]).splitlines()}
-        assert "raise NotImplementedError()" in lines
+        stub = "raise NotImplementedError()" if cell["cell_type"] == "code" else "YOUR ANSWER HERE"
+        assert stub in lines, f"{nbgrader_meta(cell)['grade_id']}: no {stub!r}"
         assert not (lines & hidden), f"solution lines leaked: {sorted(lines & hidden)[:3]}"
 
 
@@ -75,9 +76,10 @@ def test_learner_notebook_has_no_solution_or_hidden_tests(assignment):
 def test_each_graded_function_has_one_answer_cell_and_one_check_worth_its_tests(assignment):
     result = grade.grade_local(assignment, reference.namespace(assignment))
     notebook = cells(reference.solution_notebook(assignment))
-    answers = [nbgrader_meta(c)["grade_id"] for c in notebook if nbgrader_meta(c).get("solution")]
+    answers = [nbgrader_meta(c)["grade_id"] for c in notebook
+               if nbgrader_meta(c).get("solution") and c["cell_type"] == "code"]
     checks = {nbgrader_meta(c)["grade_id"][len(CHECK_PREFIX):]: nbgrader_meta(c)["points"]
-              for c in notebook if nbgrader_meta(c).get("grade")}
+              for c in notebook if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")}
     for exercise, scores in result["exercises"].items():
         assert answers.count(exercise) == 1, f"{exercise}: needs exactly one answer cell"
         assert exercise in checks, f"{exercise}: no grade cell '{CHECK_PREFIX}{exercise}'"
@@ -95,3 +97,4 @@ def test_notebook_has_goals_recap_and_references(assignment):
     assert re.search(r"^## Recap", text, re.M)
     assert re.search(r"^## Going further", text, re.M)
     assert re.search(r"\(\d{4}\)", text), "going further cites no dated reference"
+
