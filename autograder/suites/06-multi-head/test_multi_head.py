@@ -165,7 +165,7 @@ SPLIT_CASES = [(3, 4, 2), (5, 12, 3), (4, 8, 8)]     # (T, d_model, n_heads)
 @points(1, "split_heads")
 @pytest.mark.parametrize("T,d_model,n_heads", SPLIT_CASES, ids=lambda v: str(v))
 def test_split_values(submission, T, d_model, n_heads):
-    """head h holds the contiguous columns h*d_k:(h+1)*d_k"""
+    """head j holds the contiguous columns j*d_k:(j+1)*d_k"""
     X = tokens(T * d_model + n_heads, (T, d_model))
     expected = oracle_split(X, n_heads)
     expect_value(submission.split_heads(X, n_heads), expected,
@@ -203,7 +203,7 @@ MERGE_CASES = [(2, 3, 2), (3, 5, 4), (6, 4, 1)]      # (n_heads, T, d_k)
 @points(1, "merge_heads")
 @pytest.mark.parametrize("n_heads,T,d_k", MERGE_CASES, ids=lambda v: str(v))
 def test_merge_values(submission, n_heads, T, d_k):
-    """head h fills columns h*d_k:(h+1)*d_k, so merge_heads undoes split_heads"""
+    """head j fills columns j*d_k:(j+1)*d_k, so merge_heads undoes split_heads"""
     X = tokens(n_heads * 100 + T * 10 + d_k, (n_heads, T, d_k))
     expect_value(submission.merge_heads(X), oracle_merge(X),
                  f"merge_heads of heads of shape {X.shape}",
