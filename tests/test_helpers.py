@@ -136,8 +136,14 @@ def test_self_check_passes_a_solution_and_fails_a_mistake(tmp_path):
 def test_self_check_and_nbgrader_validate_give_the_same_verdict(tmp_path):
     assignment = "00-getting-started"
     validate = str(Path(sys.executable).parent / "nbgrader")
+    unanswered = catalogue.filled_notebook(assignment)        # right code, written answer left empty
+    released = json.loads(reference.release_notebook(assignment).read_text())
+    for cell, blank in zip(unanswered["cells"], released["cells"]):
+        if cell["cell_type"] == "markdown" and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            cell["source"] = blank["source"]
     cases = {"good": catalogue.filled_notebook(assignment),
-             "bad": catalogue.notebook_with(catalogue.mutants(assignment, "row_normalize")[0])}
+             "bad": catalogue.notebook_with(catalogue.mutants(assignment, "row_normalize")[0]),
+             "unanswered": unanswered}
     for name, notebook in cases.items():
         path = write_notebook(tmp_path / name / "getting-started.ipynb", notebook)
         ours = self_check(path).returncode == 0

@@ -5,8 +5,8 @@
 Runs the notebook from a fresh kernel, top to bottom, the way the grader will, and prints one line
 per graded function: whether its visible check passes and, if not, why. Cells that fail elsewhere
 are named by the section they sit in, and written answers still left empty are listed. Exits with
-status 1 when any check fails (and 2 when the notebook cannot be run at all), so it gives the same
-verdict as nbgrader's Validate button.
+status 1 when any check fails or a written answer is still empty (and 2 when the notebook cannot
+be run at all), so it gives the same verdict as nbgrader's Validate button.
 """
 import argparse
 import re
@@ -80,6 +80,14 @@ def _heading(cells, index):
     return "the start of the notebook"
 
 
+def empty_answers(notebook):
+    """The sections of the written answers still left as YOUR ANSWER HERE."""
+    cells = notebook.cells
+    return [_heading(cells, index) for index, cell in enumerate(cells)
+            if cell.cell_type == "markdown" and cell.metadata.get("nbgrader", {}).get("solution")
+            and cell.metadata.get("nbgrader", {}).get("grade") and EMPTY_ANSWER in _source(cell)]
+
+
 def verdicts(notebook):
     """[(function, passed, message)] for every graded function's visible check, and notes: cells
     that failed elsewhere (named by their section) and written answers left empty."""
@@ -130,10 +138,13 @@ def main(argv=None):
     for line in notes:
         print(f"note: {line}")
     failed = sum(not passed for _, passed, _ in rows)
-    print(f"\n{len(rows) - failed} of {len(rows)} visible checks pass ({seconds:.1f} s). "
-          + ("Fix the failing functions, then run this again." if failed else
+    empty = len(empty_answers(notebook))
+    print(f"\n{len(rows) - failed} of {len(rows)} visible checks pass ({seconds:.1f} s)"
+          + (f"; {empty} written answer{'s are' if empty > 1 else ' is'} still empty. " if empty
+             else ". ")
+          + ("Fix what is listed, then run this again." if failed or empty else
              "The hidden tests check more cases when your work is graded."))
-    return 1 if failed else 0
+    return 1 if failed or empty else 0
 
 
 if __name__ == "__main__":
