@@ -3,12 +3,18 @@
 A suite is plain pytest. Each test carries ``@points(n, "exercise")`` and a docstring whose first line
 is the learner-facing name of the property it checks. Checks raise :class:`Feedback`, whose message
 is all the learner sees of a failure (never the suite's code).
+
+Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission)`` (from
+``autograder.catalogue``) to :func:`expect_close`. A catalogued mistake is then named only when the
+learner's function matches it on the checked input *and* on a second input; otherwise the message
+describes the property that is off (``helpers.checks.describe_difference``).
 """
 import numpy as np
 import pytest
 from helpers import checks
-from helpers.checks import (CheckFailed as Feedback, check, expect_dtype, expect_finite,  # noqa: F401
-                            expect_shape, fail, name_mistake)
+from helpers.checks import (CheckFailed as Feedback, check, describe_difference,  # noqa: F401
+                            expect_dtype, expect_finite, expect_shape, expect_sums_to_one, fail,
+                            name_mistake)
 
 from .wire import Function, Lambda, Partial, RNG, Unsupported  # noqa: F401  (re-exported for suites)
 

@@ -33,6 +33,13 @@ def test_published_numbers(assignment):
     # Bahdanau et al. (2015), Table 1, "All" column, as the curriculum quotes them.
     assert bottleneck.BAHDANAU_2015_TABLE1["RNNencdec-50"] == 17.82
     assert bottleneck.BAHDANAU_2015_TABLE1["RNNsearch-50"] == 26.75
+    # Fig. 2, read approximately: the fixed-vector model collapses with length, attention does not
+    fig2 = bottleneck.BAHDANAU_2015_FIG2
+    lengths, encdec, search = (np.array(fig2[k]) for k in ("sentence length", "RNNencdec-50",
+                                                            "RNNsearch-50"))
+    assert len(lengths) == len(encdec) == len(search) and np.all(np.diff(lengths) > 0)
+    assert encdec[-1] < encdec.max() / 2 and search[-1] > 0.9 * search.max()
+    assert np.all(search >= encdec)
 
 
 def test_bottleneck_effect_is_robust(assignment):
@@ -62,6 +69,9 @@ def test_beside_bahdanau_draws(assignment):
     import matplotlib.pyplot as plt
     figure = bottleneck.beside_bahdanau([2, 4, 8], [1.0, 0.7, 0.4], [1.0, 1.0, 1.0], chance=0.125)
     left, right = figure.axes[:2]
-    assert len(right.patches) == len(bottleneck.BAHDANAU_2015_TABLE1)
+    assert len(right.get_lines()) == 2 and not right.patches     # curves against length, no bars
+    assert "approximate" in right.get_title()
+    assert list(right.get_lines()[0].get_xdata()) == list(
+        bottleneck.BAHDANAU_2015_FIG2["sentence length"])
     assert len(left.get_lines()) >= 2
     plt.close(figure)

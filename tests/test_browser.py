@@ -88,6 +88,7 @@ def dismiss_notifications(page):
         page.get_by_role("button", name="No", exact=True).click(timeout=5000)
 
 
+WRITTEN_ANSWER = "The one with axis=1: on a batch of shape (B, n, m) it sums down the columns."
 ANSWER = """def row_normalize(X):
     sums = X.sum(axis=-1, keepdims=True)
     return X / np.where(sums == 0, 1, sums)
@@ -113,6 +114,14 @@ def test_learner_answers_runs_sees_the_check_and_validates(browser, tmp_path):
         page.keyboard.press("Control+a")
         page.keyboard.insert_text(ANSWER)
         page.keyboard.press("Escape")
+        # the written question's answer cell (the last cell saying so: the instructions quote it)
+        written = page.locator(".jp-MarkdownCell", has_text="YOUR ANSWER HERE").last
+        written.dblclick()                      # validation wants every question answered
+        written.locator(".cm-content").click()
+        page.keyboard.press("Control+a")
+        page.keyboard.insert_text(WRITTEN_ANSWER)
+        page.keyboard.press("Shift+Enter")
+        page.keyboard.press("Escape")
         page.keyboard.press("Control+s")
 
         page.locator(".lm-MenuBar-item", has_text="Run").first.click()
@@ -137,6 +146,14 @@ def test_learner_answers_runs_sees_the_check_and_validates(browser, tmp_path):
         assert "passes" in dialog.inner_text().lower() or "success" in dialog.inner_text().lower()
 
 
+def grade_cell_points(assignment):
+    """The points of every grade cell of an assignment: visible checks and written answers."""
+    import json
+    cells = json.loads(reference.solution_notebook(assignment).read_text())["cells"]
+    return sum(c["metadata"]["nbgrader"]["points"] for c in cells
+               if c.get("metadata", {}).get("nbgrader", {}).get("grade"))
+
+
 def test_instructor_sees_the_graded_class_in_the_formgrader(browser, tmp_path):
     output = tmp_path / "demo"
     summary = demo.run(output=output, size=8, quiet=True)
@@ -151,6 +168,6 @@ def test_instructor_sees_the_graded_class_in_the_formgrader(browser, tmp_path):
         for learner, scores in summary["expected"].items():
             assert learner in table
         total = sum(summary["expected"]["learner01"].values())
-        maximum = 8 + 42 if "02-scoring" in demo.assignments() else 8
+        maximum = sum(grade_cell_points(a) for a in demo.assignments())  # written answers too
         assert f"{total:g} / {maximum:g}" in table or f"{total:.2f} / {maximum:.2f}" in table
         page.screenshot(path=str(folder / "instructor-formgrader.png"))

@@ -1,5 +1,6 @@
 """The learner-facing helpers: checks, plots and the self-check command."""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,23 +19,95 @@ def test_expect_close_names_a_matching_mistake():
 
 
 def test_expect_close_reports_shape_nan_and_location():
-    with pytest.raises(checks.CheckFailed, match=r"shape \(2,\)"):
+    with pytest.raises(checks.CheckFailed, match=r"The shape of x should be \(2,\), not \(3,\)"):
         checks.expect_close(np.zeros(3), np.zeros(2), "x")
-    with pytest.raises(checks.CheckFailed, match="contains nan at index"):
+    with pytest.raises(checks.CheckFailed, match=r"The entry at index \(0,\) of x is nan"):
         checks.expect_close([np.nan, 1.0], [0.0, 1.0], "x")
     with pytest.raises(checks.CheckFailed, match=r"at index \(1,\) it is 5, expected 2"):
         checks.expect_close([1.0, 5.0], [1.0, 2.0], "x")
     assert checks.expect_close([1.0, 2.0 + 1e-12], [1.0, 2.0], "x") is not None
 
 
+def test_expect_close_describes_the_property_when_no_mistake_matches():
+    weights = np.array([[0.2, 0.8], [0.5, 0.5], [0.1, 0.9]])
+    columns = weights / weights.sum(axis=0)              # normalised along axis 0 instead
+    with pytest.raises(checks.CheckFailed, match=r"slices sum to 1 along axis 0, not along the last"):
+        checks.expect_close(columns, weights, "w")
+    with pytest.raises(checks.CheckFailed, match=r"multiplied by √2 ≈ 1.414"):
+        checks.expect_close(np.sqrt(2) * np.array([1.0, -2.0, 3.0]), [1.0, -2.0, 3.0], "x")
+    with pytest.raises(checks.CheckFailed, match=r"last two axes swapped"):
+        checks.expect_close(np.array([[1.0, 2.0], [3.0, 4.0]]).T, [[1.0, 2.0], [3.0, 4.0]], "x")
+    with pytest.raises(checks.CheckFailed) as caught:
+        checks.expect_close([1.0, 5.0], [1.0, 2.0], "x")
+    assert "Your result" not in str(caught.value)      # nothing recognisable: no guess
+
+
+def test_expect_sums_to_one_names_the_axis_that_does():
+    rows = np.array([[0.25, 0.75], [0.5, 0.5]])
+    assert checks.expect_sums_to_one(rows, "w") is not None
+    with pytest.raises(checks.CheckFailed, match=r"along the last axis \(-1\) should each sum to 1, "
+                                                 r"but they sum to 1 along axis 0 instead"):
+        checks.expect_sums_to_one(rows.T / rows.T.sum(axis=0), "w")
+    with pytest.raises(checks.CheckFailed, match=r"the one at index \(1,\) sums to 0"):
+        checks.expect_sums_to_one([[0.5, 0.5], [0.0, 0.0], [1.0, 0.0]], "w")
+    checks.expect_sums_to_one([[0.5, 0.5], [0.0, 0.0]], "w", allow_zero=True)
+
+
+class Confirming(dict):
+    """A mistake table that confirms only the descriptions it is told to."""
+
+    def __init__(self, results, confirmed):
+        super().__init__(results)
+        self.confirmed = confirmed
+
+    def confirm(self, description):
+        return description in self.confirmed
+
+
+def test_a_mistake_is_named_only_when_it_is_confirmed():
+    table = {"forget to renormalise": [0.0, 0.0], "read the mask backwards": [0.0, 0.0]}
+    assert checks.name_mistake([0.0, 0.0], table) == "forget to renormalise"
+    assert checks.name_mistake([0.0, 0.0], Confirming(table, set())) is None
+    assert checks.name_mistake([0.0, 0.0], Confirming(table, {"read the mask backwards"})) == \
+        "read the mask backwards"
+    both = checks.name_mistake([0.0, 0.0], Confirming(table, set(table)))   # cannot be told apart
+    assert both == "forget to renormalise, or when you read the mask backwards"
+    with pytest.raises(checks.CheckFailed) as caught:
+        checks.expect_close([0.0, 0.0], [0.5, 0.5], "w", mistakes=Confirming(table, set()))
+    assert "This is what you get" not in str(caught.value)
+
+
 def test_attention_heatmap_draws_labels_and_annotations():
     import matplotlib
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     ax = plots.attention_heatmap(np.full((2, 3), 1 / 3), keys=["a", "b", "c"], queries=["x", "y"])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
     assert len(ax.texts) == 6
+    assert len(plots.attention_heatmap(np.full((8, 8), 1 / 8)).texts) == 64     # 8 x 8: annotated
+    assert len(plots.attention_heatmap(np.full((9, 4), 1 / 4)).texts) == 0      # 9 rows: not
     with pytest.raises(ValueError, match="one 2-D map"):
         plots.attention_heatmap(np.zeros((2, 2, 2)))
+    plt.close("all")
+
+
+def test_heatmap_grid_has_one_colour_scale_and_one_colour_bar():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    small, large = np.full((3, 3), 1 / 3), np.full((10, 10), 0.1)
+    figure = plots.heatmap_grid([small, large, small], titles=["a", "b", "c"], ncols=2)
+    images = [ax.images[0] for ax in figure.axes if ax.images]
+    assert len(images) == 3 and {image.get_clim() for image in images} == {(0.0, 1.0)}
+    colour_bars = [ax for ax in figure.axes if ax.get_label() == "<colorbar>"]
+    assert len(colour_bars) == 1
+    panels = [ax for ax in figure.axes if ax.images]
+    assert [len(ax.texts) for ax in panels] == [9, 0, 9]   # small maps annotated, large not
+    # the old call of notebooks 08 and 09 still works: annotate given, no colour bar asked for
+    figure = plots.heatmap_grid([small, small], annotate=False, colorbar=False)
+    assert not [ax for ax in figure.axes if ax.get_label() == "<colorbar>"]
+    assert plots.heatmap_grid([2 * small], vmax=None).axes[0].images[0].get_clim() == (0.0, 2 / 3)
+    plt.close("all")
 
 
 def self_check(path):
@@ -55,15 +128,22 @@ def test_self_check_passes_a_solution_and_fails_a_mistake(tmp_path):
     assert run.returncode == 1
     assert "FAIL" in run.stdout and "This is what you get when you" in run.stdout
     blank = self_check(reference.release_notebook(assignment))
-    assert blank.returncode == 1 and "NotImplementedError" in blank.stdout
+    assert blank.returncode == 1 and "not implemented yet" in blank.stdout
+    assert "NotImplementedError:" not in blank.stdout and not re.search(r"cell \d", blank.stdout)
 
 
 @pytest.mark.slow
 def test_self_check_and_nbgrader_validate_give_the_same_verdict(tmp_path):
     assignment = "00-getting-started"
     validate = str(Path(sys.executable).parent / "nbgrader")
+    unanswered = catalogue.filled_notebook(assignment)        # right code, written answer left empty
+    released = json.loads(reference.release_notebook(assignment).read_text())
+    for cell, blank in zip(unanswered["cells"], released["cells"]):
+        if cell["cell_type"] == "markdown" and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            cell["source"] = blank["source"]
     cases = {"good": catalogue.filled_notebook(assignment),
-             "bad": catalogue.notebook_with(catalogue.mutants(assignment, "row_normalize")[0])}
+             "bad": catalogue.notebook_with(catalogue.mutants(assignment, "row_normalize")[0]),
+             "unanswered": unanswered}
     for name, notebook in cases.items():
         path = write_notebook(tmp_path / name / "getting-started.ipynb", notebook)
         ours = self_check(path).returncode == 0
@@ -71,6 +151,37 @@ def test_self_check_and_nbgrader_validate_give_the_same_verdict(tmp_path):
                                 timeout=300, cwd=tmp_path)
         passed = "Success! Your notebook passes all the tests." in theirs.stdout
         assert ours == passed == (name == "good"), (name, theirs.stdout[-1000:])
+
+
+def test_self_check_names_sections_and_explains_errors_in_words():
+    import nbformat
+    from helpers import check as self_checker
+
+    def error(ename, evalue):
+        return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])
+
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## Step 2 · Three ways to score"),
+        nbformat.v4.new_code_cell("x = undefined_name", outputs=[
+            error("NameError", "name 'undefined_name' is not defined")]),
+        nbformat.v4.new_code_cell("check", metadata={"nbgrader": {
+            "grade": True, "solution": False, "grade_id": "check_dot_score", "points": 6}},
+            outputs=[error("AssertionError", "")]),
+        nbformat.v4.new_code_cell("check", metadata={"nbgrader": {
+            "grade": True, "solution": False, "grade_id": "check_softmax", "points": 8}},
+            outputs=[error("CheckFailed", "softmax(z) is not what it should be")]),
+        nbformat.v4.new_markdown_cell("### Question 1"),
+        nbformat.v4.new_markdown_cell("YOUR ANSWER HERE", metadata={"nbgrader": {
+            "grade": True, "solution": True, "grade_id": "q_scores", "points": 2}}),
+    ])
+    rows, notes = self_checker.verdicts(notebook)
+    assert rows == [("dot_score", False, "an assertion failed"),
+                    ("softmax", False, "softmax(z) is not what it should be")]
+    assert notes[0] == ("a cell in 'Step 2 · Three ways to score' failed: a name is not defined "
+                        "(run the cell that defines it, or check its spelling): name "
+                        "'undefined_name' is not defined")
+    assert notes[1].startswith("the written answer under 'Question 1' is still empty")
+    assert not any(word in " ".join(notes) for word in ("cell 2", "NameError", "AssertionError"))
 
 
 def test_self_check_says_what_to_do_with_a_broken_file(tmp_path):

@@ -1,4 +1,6 @@
-"""`nbgrader autograde`, `generate_feedback` and `export` give the hidden-suite scores."""
+"""`nbgrader autograde`, `generate_feedback` and `export` give the hidden-suite scores, and the
+written answers go through nbgrader's manual grading: they wait for a grader after autograde, and
+the scores a grader gives add to the total and appear in the export."""
 import csv
 import json
 
@@ -7,38 +9,121 @@ import pytest
 from autograder import catalogue, course, grade, reference
 from support import write_notebook
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader-class")]
 
 ASSIGNMENT = "00-getting-started"
+AUTOGRADED = 8.0     # the check_row_normalize cell, worth the points of its hidden tests
 
 
-def test_two_learner_class_through_nbgrader(course_state, tmp_path):
+def written_questions():
+    """grade_id -> points of the written answers (markdown answer cells graded by hand)."""
+    notebook = json.loads(reference.solution_notebook(ASSIGNMENT).read_text(encoding="utf-8"))
+    found = {}
+    for cell in notebook["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "markdown" and meta.get("solution") and meta.get("grade"):
+            found[meta["grade_id"]] = float(meta["points"])
+    return found
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """A class of three, autograded by nbgrader: alice (right answers and a written answer), bob (a
+    catalogued mistake, a learner warning on stderr, a written answer), carol (the blank notebook)."""
+    root = tmp_path_factory.mktemp("class")
+    state = root / "course"
+    state.mkdir()
     course.nbgrader("generate_assignment", ASSIGNMENT, "--force",
-                    f"--CourseDirectory.release_directory={tmp_path / 'release'}", state=course_state)
+                    f"--CourseDirectory.release_directory={root / 'release'}", state=state)
     scored = [(grade.grade_local(ASSIGNMENT, m.namespace())["score"], m)
               for m in catalogue.mutants(ASSIGNMENT, "row_normalize")]
-    expected_bob, mutant = next((s, m) for s, m in scored if 0 < s < 8)  # partial credit
+    expected_bob, mutant = next((s, m) for s, m in scored if 0 < s < AUTOGRADED)  # partial credit
     name = reference.solution_notebook(ASSIGNMENT).name
-    submitted = course_state / "submitted"
+    submitted = state / "submitted"
     write_notebook(submitted / "alice" / ASSIGNMENT / name, catalogue.filled_notebook(ASSIGNMENT))
     bob = catalogue.notebook_with(mutant)
     bob["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
                          "source": "import warnings\nwarnings.warn('a learner warning on stderr')"})
     write_notebook(submitted / "bob" / ASSIGNMENT / name, bob)
-    assert mutant.key == "row_normalize/no_zero_guard"
+    write_notebook(submitted / "carol" / ASSIGNMENT / name,
+                   json.loads(reference.release_notebook(ASSIGNMENT).read_text(encoding="utf-8")))
+    course.nbgrader("autograde", ASSIGNMENT, state=state)
+    course.nbgrader("generate_feedback", ASSIGNMENT, state=state)
+    return {"state": state, "root": root, "name": name.removesuffix(".ipynb"),
+            "mutant": mutant, "expected_bob": expected_bob}
 
-    course.nbgrader("autograde", ASSIGNMENT, state=course_state)
-    course.nbgrader("generate_feedback", ASSIGNMENT, state=course_state)
-    out = tmp_path / "grades.csv"
-    course.nbgrader("export", f"--to={out}", state=course_state)
 
-    rows = {r["student_id"]: r for r in csv.DictReader(out.open())}
-    assert float(rows["alice"]["score"]) == 8.0
-    assert float(rows["bob"]["score"]) == expected_bob  # partial credit, not all-or-nothing
-    assert float(rows["alice"]["max_score"]) == 8.0
+def gradebook(state):
+    from nbgrader.api import Gradebook
+    return Gradebook("sqlite:///" + str(state / "gradebook.db"))
 
-    feedback = (course_state / "feedback" / "bob" / ASSIGNMENT / name.replace(".ipynb", ".html"))
+
+def score_by_hand(gb, question, name, student, points):
+    """What the formgrader does when a grader types a score (its grade API's PUT handler): set the
+    manual score and mark the grade as graded."""
+    grade = gb.find_grade(question, name, ASSIGNMENT, student)
+    grade.manual_score = points
+    grade.needs_manual_grade = False
+    gb.db.commit()
+
+
+def export(state, path):
+    course.nbgrader("export", f"--to={path}", state=state)
+    return {r["student_id"]: r for r in csv.DictReader(path.open())}
+
+
+def test_two_learner_class_through_nbgrader(graded_class):
+    state, name = graded_class["state"], graded_class["name"]
+    assert graded_class["mutant"].key == "row_normalize/no_zero_guard"
+    with gradebook(state) as gb:
+        for student, autograded in [("alice", AUTOGRADED), ("bob", graded_class["expected_bob"]),
+                                    ("carol", 0.0)]:
+            submission = gb.find_submission_notebook(name, ASSIGNMENT, student)
+            check = gb.find_grade("check_row_normalize", name, ASSIGNMENT, student)
+            assert check.auto_score == autograded    # partial credit, not all-or-nothing
+            assert submission.max_score == AUTOGRADED + sum(written_questions().values())
+
+    feedback = (state / "feedback" / "bob" / ASSIGNMENT / f"{name}.html")
     html = feedback.read_text()
-    assert "Hidden tests of" in html and "with zero rows contains nan" in html
-    autograded = json.loads((course_state / "autograded" / "alice" / ASSIGNMENT / name).read_text())
+    assert "Hidden tests of" in html and "of row_normalize with zero rows is nan" in html
+    autograded = json.loads((state / "autograded" / "alice" / ASSIGNMENT / f"{name}.ipynb").read_text())
     assert "def test_" not in json.dumps(autograded)
+
+
+def test_written_answers_are_graded_by_hand_and_count(graded_class):
+    state, name = graded_class["state"], graded_class["name"]
+    questions = written_questions()
+    assert questions, "notebook 00 has no written question"
+    (question, points), = questions.items()
+
+    # After autograde: a written answer waits for a grader; an untouched one is scored 0 at once.
+    with gradebook(state) as gb:
+        alice = gb.find_grade(question, name, ASSIGNMENT, "alice")
+        assert alice.auto_score is None and alice.manual_score is None
+        assert alice.needs_manual_grade
+        carol = gb.find_grade(question, name, ASSIGNMENT, "carol")
+        assert carol.auto_score == 0 and not carol.needs_manual_grade
+        assert gb.find_submission_notebook(name, ASSIGNMENT, "alice").needs_manual_grade
+        assert gb.find_submission_notebook(name, ASSIGNMENT, "alice").score == AUTOGRADED
+    before = export(state, graded_class["root"] / "before.csv")
+    assert float(before["alice"]["score"]) == AUTOGRADED
+    assert float(before["alice"]["max_score"]) == AUTOGRADED + points
+
+    # A grader scores the written answers, through the Gradebook API the formgrader uses.
+    with gradebook(state) as gb:
+        score_by_hand(gb, question, name, "alice", points)
+        score_by_hand(gb, question, name, "bob", points / 2)
+        assert not gb.find_submission_notebook(name, ASSIGNMENT, "alice").needs_manual_grade
+        assert gb.find_submission_notebook(name, ASSIGNMENT, "alice").score == AUTOGRADED + points
+
+    after = export(state, graded_class["root"] / "after.csv")
+    assert float(after["alice"]["score"]) == AUTOGRADED + points
+    assert float(after["bob"]["score"]) == graded_class["expected_bob"] + points / 2
+    assert float(after["carol"]["score"]) == 0.0
+    assert {float(r["max_score"]) for r in after.values()} == {AUTOGRADED + points}
+
+    # the model answer never reaches a learner: not in the release, not in the feedback
+    released = (reference.release_notebook(ASSIGNMENT)).read_text(encoding="utf-8")
+    assert "YOUR ANSWER HERE" in released and "Model answer" not in released
+    feedback = (state / "feedback" / "carol" / ASSIGNMENT / f"{name}.html").read_text()
+    assert "Rubric" not in feedback

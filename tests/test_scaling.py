@@ -88,9 +88,18 @@ def test_figures_build(assignment):
             namespace["softmax"](np.array([40.0, 1.0, 0.0, -1.0]))]
     jacobians = [namespace["softmax_jacobian"](r) for r in rows]
     assert all(np.abs(J).max() <= scaling.JACOBIAN_LIMIT for J in jacobians)
-    scaling.rows_and_jacobians(rows, jacobians, ["healthy", "saturated"])
+    figure = scaling.rows_and_jacobians(rows, jacobians, ["healthy", "saturated"])
+    bars = [ax for ax in figure.axes if ax.get_label() == "<colorbar>"]
+    assert len(bars) == 2      # one for the weights, one for the Jacobians
     sweep = namespace["saturation_sweep"]([1, 4], 4, 10, np.random.default_rng(0))
-    scaling.sweep_panels([1, 4], {"scaled": sweep}, 4)
+    figure = scaling.sweep_panels([1, 4], {"scaled": sweep}, 4)
+    assert figure.axes[2].get_yscale() == "log"
+    norms = {"unscaled": [np.array([0.3, 0.2, 1e-6, 1e-9]), np.array([1e-5, 1e-8, 2e-4, 0.1])]}
+    figure = scaling.gradient_panels([1, 4], norms, threshold=1e-3)
+    left, right = figure.axes
+    assert left.get_yscale() == "log"
+    assert np.allclose(left.get_lines()[0].get_ydata(), [np.median(v) for v in norms["unscaled"]])
+    assert np.allclose(right.get_lines()[0].get_ydata(), [0.5, 0.75])
     scaling.variance_plot([1, 2, 4], [1.1, 2.0, 3.9])
     scaling.score_histograms({"a": np.arange(10.0)})
     plt.close("all")

@@ -1,12 +1,13 @@
 """Every figure of the course, so notebooks read like the prose and look alike.
 
 One picture per idea: every attention map goes through :func:`attention_heatmap` (queries down the
-side, keys along the top, weights written in the cells when the map is small enough to read).
+side, keys along the top, weights written in the cells when the map is at most 8 x 8), and maps
+shown side by side go through :func:`heatmap_grid`, which puts them on one colour scale with one
+shared colour bar, so that the same shade means the same weight in every panel.
 """
 import numpy as np
 
-_ANNOTATE_MAX_CELLS = 100  # write the weights in the cells up to a 10 x 10 map
-_GRID_ANNOTATE_MAX_SIDE = 8  # in a grid of maps, cells are smaller: up to 8 x 8 when asked (annotate=None)
+ANNOTATE_MAX_SIDE = 8  # write the weights in the cells of maps up to 8 x 8
 
 
 def _pyplot():
@@ -14,12 +15,18 @@ def _pyplot():
     return plt
 
 
+def small_enough_to_annotate(shape):
+    """True when a map of this shape is at most 8 x 8, so its numbers stay readable."""
+    return len(shape) == 2 and max(shape) <= ANNOTATE_MAX_SIDE
+
+
 def attention_heatmap(weights, keys=None, queries=None, ax=None, title=None, annotate=None,
                       cmap="Blues", vmax=1.0, colorbar=True):
     """Draw one attention map: ``weights[i, j]`` is how much query ``i`` attends to key ``j``.
 
     ``keys`` and ``queries`` are labels (tokens); ``annotate`` writes each weight in its cell
-    (default: when the map has at most 100 cells). Returns the Axes.
+    (default: when the map is at most 8 x 8). The colour scale runs from 0 to ``vmax``.
+    Returns the Axes.
     """
     plt = _pyplot()
     weights = np.asarray(weights, dtype=float)
@@ -39,7 +46,7 @@ def attention_heatmap(weights, keys=None, queries=None, ax=None, title=None, ann
     if title:
         ax.set_title(title)
     if annotate is None:
-        annotate = weights.size <= _ANNOTATE_MAX_CELLS
+        annotate = small_enough_to_annotate(weights.shape)
     if annotate:
         for i in range(n_q):
             for j in range(n_k):
@@ -50,33 +57,33 @@ def attention_heatmap(weights, keys=None, queries=None, ax=None, title=None, ann
     return ax
 
 
-def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotate=False,
-                 colorbar=False):
+def heatmap_grid(maps, titles=None, keys=None, queries=None, ncols=None, annotate=None, vmax=1.0,
+                 colorbar=True):
     """Several attention maps side by side (heads, layers, before/after), one shared style.
 
-    ``keys`` and ``queries`` label every map alike, or give one label list per map (a list of
-    lists, as long as ``maps``). ``annotate``: True or False for every map, or None to write the
-    weights in each map of at most 8 x 8 cells. Every map uses the same colour scale, 0 to 1;
-    ``colorbar=True`` draws one colorbar for the whole grid."""
+    Every map uses the same colour scale, from 0 to ``vmax`` (``vmax=None``: the largest value of
+    all the maps), and the figure has one colour bar for all of them. ``annotate`` writes the
+    values in the cells (default: in each map that is at most 8 x 8). ``keys`` and ``queries``
+    label every map alike, or give one label list per map (a list of lists, as long as ``maps``).
+    Returns the Figure.
+    """
     plt = _pyplot()
-    maps = [np.asarray(m) for m in maps]
+    maps = [np.asarray(m, dtype=float) for m in maps]
+    if vmax is None:
+        vmax = max(float(np.max(m)) for m in maps) or 1.0
     ncols = ncols or len(maps)
     nrows = int(np.ceil(len(maps) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 3.0 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols + 0.6, 3.0 * nrows), squeeze=False,
+                             layout="constrained")
     for index, ax in enumerate(axes.flat):
         if index >= len(maps):
             ax.axis("off")
             continue
-        small = max(maps[index].shape) <= _GRID_ANNOTATE_MAX_SIDE
         attention_heatmap(maps[index], keys=_per_map(keys, index, len(maps)),
-                          queries=_per_map(queries, index, len(maps)), ax=ax,
-                          annotate=small if annotate is None else annotate,
-                          title=titles[index] if titles else None, colorbar=False)
-    fig.tight_layout()
-    if colorbar:
-        drawn = [ax for ax in axes.flat if ax.images]
-        fig.colorbar(drawn[0].images[0], ax=list(axes.flat), fraction=0.03, pad=0.02,
-                     label="attention weight")
+                          queries=_per_map(queries, index, len(maps)), ax=ax, annotate=annotate,
+                          title=titles[index] if titles else None, colorbar=False, vmax=vmax)
+    if colorbar and maps:
+        fig.colorbar(axes.flat[0].images[0], ax=axes, shrink=0.8, label="weight")
     return fig
 
 

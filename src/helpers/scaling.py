@@ -2,7 +2,7 @@
 
 Attention weights themselves are always drawn with :func:`helpers.plots.attention_heatmap`; this
 module adds the pictures specific to the topic: histograms of raw scores, softmax rows beside their
-Jacobians, and the three panels of the saturation sweep.
+Jacobians, the three panels of the saturation sweep, and the typical (not the mean) gradient.
 """
 import numpy as np
 
@@ -81,7 +81,7 @@ def jacobian_heatmap(J, ax=None, title=None, keys=None, annotate=None, colorbar=
     labels = keys if keys is not None else range(n)
     ax.set_xticks(range(n), labels)
     ax.set_yticks(range(n), labels)
-    ax.set_xlabel("score $s_j$ nudged")
+    ax.set_xlabel("score $e_j$ nudged")
     ax.set_ylabel(r"weight $\alpha_i$ that moves")
     if title:
         ax.set_title(title, fontsize=10)
@@ -100,12 +100,14 @@ def jacobian_heatmap(J, ax=None, title=None, keys=None, annotate=None, colorbar=
 def rows_and_jacobians(rows, jacobians, titles, keys=None):
     """One column per softmax row: the row of weights on top (the course's attention heatmap),
     its Jacobian below with the Frobenius norm in the title. ``jacobians`` are computed by the
-    caller (the notebook passes the learner's own ``softmax_jacobian``)."""
+    caller (the notebook passes the learner's own ``softmax_jacobian``). Two colour scales, each
+    with one colour bar: the weights (0 to 1) and the Jacobians (-1/4 to 1/4)."""
     plt = _pyplot()
     rows = [np.asarray(r, dtype=float) for r in rows]
     n = rows[0].shape[-1]
-    fig, axes = plt.subplots(2, len(rows), figsize=(3.6 * len(rows), 1.4 + 0.45 * n),
-                             gridspec_kw={"height_ratios": [1, n]}, squeeze=False)
+    fig, axes = plt.subplots(2, len(rows), figsize=(3.6 * len(rows) + 1.0, 1.4 + 0.45 * n),
+                             gridspec_kw={"height_ratios": [1, n]}, squeeze=False,
+                             layout="constrained")
     for column, (row, J, title) in enumerate(zip(rows, jacobians, titles)):
         top, bottom = axes[0, column], axes[1, column]
         attention_heatmap(row[None, :], keys=keys, queries=["α"], ax=top, title=title,
@@ -115,7 +117,8 @@ def rows_and_jacobians(rows, jacobians, titles, keys=None):
         norm = float(np.sqrt(np.sum(np.asarray(J, dtype=float) ** 2)))
         jacobian_heatmap(J, ax=bottom, keys=keys, colorbar=False,
                          title=f"Jacobian, $\\|J\\|_F$ = {norm:.3g}")
-    fig.tight_layout()
+    fig.colorbar(axes[0, 0].images[0], ax=axes[0, :].tolist(), label="weight", aspect=5)
+    fig.colorbar(axes[1, 0].images[0], ax=axes[1, :].tolist(), label=r"$\partial\alpha_i / \partial e_j$")
     return fig
 
 
@@ -135,7 +138,51 @@ def sweep_panels(d_ks, sweeps, n_keys, title=None):
     for ax, key in zip(axes, ["max_weight", "entropy", "grad_norm"]):
         series = {label: np.asarray(result[key], dtype=float) for label, result in sweeps.items()}
         curves(np.asarray(d_ks), series, "$d_k$", labels[key], ax=ax, logx=True)
-        mark_levels(ax, {"uniform row": uniform[key], "one-hot row": one_hot[key]})
+        levels = {"uniform row": uniform[key], "one-hot row": one_hot[key]}
+        if key == "grad_norm":   # on a log scale, so that the fall of the mean stays visible
+            ax.set_yscale("log")
+            levels = {"uniform row": uniform[key]}
+        mark_levels(ax, levels)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def gradient_panels(d_ks, norms, threshold=1e-3, title=None):
+    """What a *typical* trial's gradient does, which a mean over trials hides.
+
+    ``norms`` maps a label (e.g. "scaled") to a list, one array per d_k, of the Frobenius norms of
+    the softmax Jacobian in every trial. Left: the median norm with the band from the 10th to the
+    90th percentile, on a log scale. Right: the fraction of trials whose norm is below
+    ``threshold`` (a row so saturated that it passes almost no gradient). Returns the Figure.
+    """
+    plt = _pyplot()
+    d_ks = np.asarray(d_ks)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+    for label, per_d_k in norms.items():
+        values = [np.asarray(v, dtype=float) for v in per_d_k]
+        median = np.array([np.median(v) for v in values])
+        low = np.array([np.percentile(v, 10) for v in values])
+        high = np.array([np.percentile(v, 90) for v in values])
+        line, = left.plot(d_ks, median, marker="o", label=f"{label}: median")
+        left.fill_between(d_ks, low, high, color=line.get_color(), alpha=0.15,
+                          label=f"{label}: 10th to 90th percentile")
+        right.plot(d_ks, [np.mean(v < threshold) for v in values], marker="o", label=label)
+    left.set_xscale("log", base=2)
+    left.set_yscale("log")
+    left.set_xlabel("$d_k$")
+    left.set_ylabel(r"$\|J\|_F$ of one trial")
+    left.set_title("the typical gradient norm (log scale)")
+    left.legend(frameon=False, fontsize=8, loc="lower left")
+    left.grid(alpha=0.3)
+    right.set_xscale("log", base=2)
+    right.set_ylim(-0.02, 1.02)
+    right.set_xlabel("$d_k$")
+    right.set_ylabel(f"fraction of trials with $\\|J\\|_F < {threshold:g}$")
+    right.set_title("rows that pass almost no gradient")
+    right.legend(frameon=False, fontsize=8)
+    right.grid(alpha=0.3)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from autograder.catalogue import mistakes
-from autograder.testing import as_array, check, expect_clean_call, expect_close, points
+from autograder.testing import (as_array, check, expect_clean_call, expect_close, expect_shape,
+                                expect_sums_to_one, points)
 
 ASSIGNMENT = "00-getting-started"
 
@@ -23,7 +24,7 @@ def test_values(submission, shape):
     """each entry is divided by its row's sum"""
     X = rows(sum(shape), shape)
     expect_close(submission.row_normalize(X), normalized(X), f"row_normalize of shape {shape}",
-                 mistakes=mistakes(ASSIGNMENT, "row_normalize", X))
+                 mistakes=mistakes(ASSIGNMENT, "row_normalize", X, learner=submission))
 
 
 @points(1, "row_normalize")
@@ -31,9 +32,8 @@ def test_rows_sum_to_one(submission):
     """every row of the result sums to 1"""
     X = rows(1, (5, 9)) + 0.01
     P = as_array(submission.row_normalize(X), "row_normalize(X)")
-    expect_close(P.sum(axis=-1), np.ones(5), "the row sums of row_normalize(X)",
-                 mistakes={"normalise the columns (axis=0) instead of the rows":
-                           (X / X.sum(axis=0)).sum(axis=-1)})
+    expect_shape(P, (5, 9), "row_normalize(X) for X of shape (5, 9)")
+    expect_sums_to_one(P, "row_normalize(X) for X of shape (5, 9)", axis=-1)
 
 
 @points(1, "row_normalize")
@@ -43,7 +43,7 @@ def test_zero_rows_stay_zero(submission):
     X[1] = 0.0
     X[3] = 0.0
     P = expect_close(submission.row_normalize(X), normalized(X), "row_normalize with zero rows",
-                     mistakes=mistakes(ASSIGNMENT, "row_normalize", X))
+                     mistakes=mistakes(ASSIGNMENT, "row_normalize", X, learner=submission))
     check(not np.isnan(P).any(), "rows of zeros must stay zero, not become nan.")
     expect_clean_call(submission, "row_normalize")
 
@@ -54,7 +54,7 @@ def test_batch_dimensions(submission):
     X = rows(3, (2, 3, 4, 5))
     X[1, 2, 0] = 0.0
     expect_close(submission.row_normalize(X), normalized(X), "row_normalize of shape (2, 3, 4, 5)",
-                 mistakes=mistakes(ASSIGNMENT, "row_normalize", X))
+                 mistakes=mistakes(ASSIGNMENT, "row_normalize", X, learner=submission))
 
 
 @points(1, "row_normalize")
@@ -74,5 +74,5 @@ def test_input_untouched(submission):
     """leaves its input unchanged and emits no warnings"""
     X = rows(6, (4, 4))
     expect_close(submission.row_normalize(X), normalized(X), "row_normalize(X)",
-                 mistakes=mistakes(ASSIGNMENT, "row_normalize", X))
+                 mistakes=mistakes(ASSIGNMENT, "row_normalize", X, learner=submission))
     expect_clean_call(submission, "row_normalize")

@@ -122,7 +122,7 @@ def test_rnn_values(submission, shape):
     args = rnn_problem(sum(shape), (), T, d_in, d_h)
     H = submission.rnn_encode(*args)
     expect_close(H, rnn_states(*args), f"rnn_encode for X of shape {(T, d_in)} and d_h = {d_h}",
-                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args))
+                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args, learner=submission))
 
 
 @points(1, "rnn_encode")
@@ -132,10 +132,8 @@ def test_rnn_first_state(submission):
     W_hh = W_hh + 1.0            # any non-zero h_0 would now show clearly
     H = as_array(submission.rnn_encode(X, W_xh, W_hh, b_h), "rnn_encode(X, ...)")
     expect_shape(H, (5, 3), "rnn_encode for X of shape (5, 4) and d_h = 3")
-    known = {}
-    for description, result in mistakes(ASSIGNMENT, "rnn_encode", X, W_xh, W_hh, b_h).items():
-        if np.shape(result) == (5, 3):
-            known[description] = np.asarray(result)[0]
+    known = mistakes(ASSIGNMENT, "rnn_encode", X, W_xh, W_hh, b_h, learner=submission).derive(
+        lambda result: np.asarray(result)[0], keep=lambda row: np.shape(row) == (3,))
     expect_close(H[0], np.tanh(X[0] @ W_xh + b_h), "the first state h_1 (row 0 of the result)",
                  mistakes=known)
 
@@ -146,12 +144,12 @@ def test_rnn_batch_dimensions(submission):
     args = rnn_problem(12, (2, 3), 4, 5, 6)
     H = submission.rnn_encode(*args)
     expect_close(H, rnn_states(*args), "rnn_encode for X of shape (2, 3, 4, 5) and d_h = 6",
-                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args))
+                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args, learner=submission))
     expect_clean_call(submission, "rnn_encode")
     args = rnn_problem(13, (7,), 3, 2, 4)
     expect_close(submission.rnn_encode(*args), rnn_states(*args),
                  "rnn_encode for X of shape (7, 3, 2) and d_h = 4",
-                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args))
+                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args, learner=submission))
 
 
 @points(1, "rnn_encode")
@@ -160,11 +158,11 @@ def test_rnn_single_step(submission):
     args = rnn_problem(14, (), 1, 3, 5)
     expect_close(submission.rnn_encode(*args), rnn_states(*args),
                  "rnn_encode for X of shape (1, 3) and d_h = 5",
-                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args))
+                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args, learner=submission))
     args = rnn_problem(15, (4,), 1, 2, 3)
     expect_close(submission.rnn_encode(*args), rnn_states(*args),
                  "rnn_encode for X of shape (4, 1, 2) and d_h = 3",
-                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args))
+                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args, learner=submission))
 
 
 @points(1, "rnn_encode")
@@ -173,7 +171,7 @@ def test_rnn_float32(submission):
     args = rnn_problem(16, (3,), 7, 4, 5, dtype=np.float32)
     expect_close(submission.rnn_encode(*args), rnn_states(*args),
                  "rnn_encode of float32 inputs, X of shape (3, 7, 4)", rtol=1e-4, atol=1e-5,
-                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args))
+                 mistakes=mistakes(ASSIGNMENT, "rnn_encode", *args, learner=submission))
 
 
 @points(1, "rnn_encode")
@@ -190,7 +188,8 @@ def test_rnn_saturation_is_clean(submission):
     expect_quiet(submission, "rnn_encode")
     H = expect_close(H, rnn_states(X, W_xh, W_hh, b_h),
                      "rnn_encode of inputs of size about 1e4 (tanh saturates at ±1)",
-                     mistakes=mistakes(ASSIGNMENT, "rnn_encode", X, W_xh, W_hh, b_h))
+                     mistakes=mistakes(ASSIGNMENT, "rnn_encode", X, W_xh, W_hh, b_h,
+                                       learner=submission))
     check(np.all(np.abs(H) <= 1.0), "every state of a tanh RNN lies in [-1, 1].")
 
 
@@ -210,14 +209,15 @@ def test_readout_exact_on_consistent_data(submission):
     """recovers the exact readout when Y = [F, 1] W exactly and the ridge goes to 0"""
     F, _, W_true = readout_problem(21, 40, 5, 3)
     Y = augmented(F) @ W_true
-    known = mistakes(ASSIGNMENT, "fit_readout", F, Y, 1e-10)
+    known = mistakes(ASSIGNMENT, "fit_readout", F, Y, 1e-10, learner=submission)
     expect_close(submission.fit_readout(F, Y, 1e-10), W_true,
                  "fit_readout(F, Y, ridge=1e-10) on data that [F, 1] @ W_true explains exactly",
                  rtol=1e-6, atol=1e-6, mistakes=known)
     lstsq = np.linalg.lstsq(augmented(F), Y, rcond=None)[0]
     expect_close(submission.fit_readout(F, Y, 0.0), lstsq,
                  "fit_readout(F, Y, ridge=0), which is ordinary least squares", rtol=1e-6,
-                 atol=1e-6, mistakes=mistakes(ASSIGNMENT, "fit_readout", F, Y, 0.0))
+                 atol=1e-6, mistakes=mistakes(ASSIGNMENT, "fit_readout", F, Y, 0.0,
+                                              learner=submission))
 
 
 @points(1, "fit_readout")
@@ -228,11 +228,11 @@ def test_readout_normal_equations(submission, ridge):
     F, Y, _ = readout_problem(22, 12, 3, 2, scale=0.01 if ridge is None else 1.0)
     if ridge is None:
         W = submission.fit_readout(F, Y)
-        known = mistakes(ASSIGNMENT, "fit_readout", F, Y)
+        known = mistakes(ASSIGNMENT, "fit_readout", F, Y, learner=submission)
         ridge, what = 1e-3, "fit_readout(F, Y) with the default ridge"
     else:
         W = submission.fit_readout(F, Y, ridge)
-        known = mistakes(ASSIGNMENT, "fit_readout", F, Y, ridge)
+        known = mistakes(ASSIGNMENT, "fit_readout", F, Y, ridge, learner=submission)
         what = f"fit_readout(F, Y, ridge={ridge:g})"
     expect_readout(W, F, Y, ridge, what, known=known)
 
@@ -248,7 +248,7 @@ def test_readout_large_ridge_shrinks(submission):
     if largest > 1e-6:
         message = (f"with ridge=1e9 the feature rows W[:-1] should be almost zero (the penalty "
                    f"dominates), but their largest entry is {largest:.3g}.")
-        hint = name_mistake(W, mistakes(ASSIGNMENT, "fit_readout", F, Y, 1e9))
+        hint = name_mistake(W, mistakes(ASSIGNMENT, "fit_readout", F, Y, 1e9, learner=submission))
         fail(message + (f" This is what you get when you {hint}." if hint else ""))
 
 
@@ -258,7 +258,7 @@ def test_readout_more_features_than_samples(submission):
     F, Y, _ = readout_problem(24, 5, 12, 2)
     expect_readout(submission.fit_readout(F, Y, 0.1), F, Y, 0.1,
                    "fit_readout(F, Y, ridge=0.1) for F of shape (5, 12)",
-                   known=mistakes(ASSIGNMENT, "fit_readout", F, Y, 0.1))
+                   known=mistakes(ASSIGNMENT, "fit_readout", F, Y, 0.1, learner=submission))
 
 
 @points(1, "fit_readout")
@@ -271,7 +271,7 @@ def test_readout_float32_and_clean(submission):
     expect_quiet(submission, "fit_readout")
     expect_readout(W, F32.astype(np.float64), Y32.astype(np.float64), 0.01,
                    "fit_readout of float32 F and Y", rtol=1e-3, atol=1e-4,
-                   known=mistakes(ASSIGNMENT, "fit_readout", F32, Y32, 0.01))
+                   known=mistakes(ASSIGNMENT, "fit_readout", F32, Y32, 0.01, learner=submission))
 
 
 # ------------------------------------------------------------------ recall_accuracy
@@ -283,7 +283,7 @@ def test_accuracy_fraction(submission, case):
     n, d, k, n_correct = case
     F, W, labels = accuracy_problem(30 + n, n, d, k, n_correct)
     value = submission.recall_accuracy(F, W, labels)
-    known = mistakes(ASSIGNMENT, "recall_accuracy", F, W, labels)
+    known = mistakes(ASSIGNMENT, "recall_accuracy", F, W, labels, learner=submission)
     expect_close(as_float(value, "recall_accuracy(F, W, labels)"), n_correct / n,
                  f"recall_accuracy when {n_correct} of {n} predictions are right",
                  rtol=0, atol=1e-9, mistakes=known)
@@ -301,7 +301,8 @@ def test_accuracy_uses_bias_row(submission):
     labels[:5] = [0, 1, 3, 4, 0]
     value = as_float(submission.recall_accuracy(F, W, labels), "recall_accuracy(F, W, labels)")
     expect_close(value, 0.75, "recall_accuracy when a large bias picks class 2 for every row",
-                 rtol=0, atol=1e-9, mistakes=mistakes(ASSIGNMENT, "recall_accuracy", F, W, labels))
+                 rtol=0, atol=1e-9, mistakes=mistakes(ASSIGNMENT, "recall_accuracy", F, W, labels,
+                                                      learner=submission))
 
 
 @points(1, "recall_accuracy")
@@ -310,14 +311,15 @@ def test_accuracy_extremes(submission):
     F, W, labels = accuracy_problem(32, 15, 4, 3, 15)
     value = as_float(submission.recall_accuracy(F, W, labels), "recall_accuracy(F, W, labels)")
     expect_close(value, 1.0, "recall_accuracy when every prediction is right", rtol=0, atol=1e-9,
-                 mistakes=mistakes(ASSIGNMENT, "recall_accuracy", F, W, labels))
+                 mistakes=mistakes(ASSIGNMENT, "recall_accuracy", F, W, labels, learner=submission))
     F, W, labels = accuracy_problem(33, 15, 4, 3, 0)
     value = as_float(submission.recall_accuracy(F, W, labels), "recall_accuracy(F, W, labels)")
     expect_close(value, 0.0, "recall_accuracy when no prediction is right", rtol=0, atol=1e-9)
     F, W, labels = accuracy_problem(34, 1, 4, 3, 1)
     value = as_float(submission.recall_accuracy(F, W, labels), "recall_accuracy of a single row")
     expect_close(value, 1.0, "recall_accuracy of a single, correctly predicted row", rtol=0,
-                 atol=1e-9, mistakes=mistakes(ASSIGNMENT, "recall_accuracy", F, W, labels))
+                 atol=1e-9, mistakes=mistakes(ASSIGNMENT, "recall_accuracy", F, W, labels,
+                                              learner=submission))
 
 
 @points(1, "recall_accuracy")
@@ -331,4 +333,5 @@ def test_accuracy_float32_huge_scores_clean(submission):
     expect_quiet(submission, "recall_accuracy")
     expect_close(as_float(value, "recall_accuracy(F, W, labels)"), expected,
                  "recall_accuracy of float32 F and W with scores near 1e30", rtol=0, atol=1e-9,
-                 mistakes=mistakes(ASSIGNMENT, "recall_accuracy", F32, W32, labels))
+                 mistakes=mistakes(ASSIGNMENT, "recall_accuracy", F32, W32, labels,
+                                   learner=submission))

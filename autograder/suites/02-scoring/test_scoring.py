@@ -56,8 +56,8 @@ def expect_close(actual, expected, what, rtol=1e-6, atol=1e-8, mistakes=None):
         hint = name_mistake(array, mistakes)
         if hint:
             where = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
-            fail(f"{what} contains {array[where]} at index {where}; every entry should be a finite "
-                 f"number. This is what you get when you {hint}.")
+            fail(f"The entry at index {where} of {what} is {array[where]}; every entry should be "
+                 f"a finite number. This is what you get when you {hint}.")
     return testing.expect_close(array, expected, what, rtol, atol, mistakes)
 
 
@@ -138,7 +138,7 @@ def test_softmax_values(submission, shape):
     z = normal(len(shape), *shape) * 2.0
     p = expect_close(call(submission, "softmax", z, hint=softmax_hint), stable_softmax(z),
                      f"softmax(z) for z of shape {shape}",
-                     mistakes=mistakes(ASSIGNMENT, "softmax", z))
+                     mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission))
     check((p >= 0).all(), "softmax returned a negative weight; every weight must be >= 0.")
 
 
@@ -149,10 +149,10 @@ def test_softmax_any_axis(submission):
     for axis in (0, 1, -2, 2):
         expect_close(call(submission, "softmax", z, axis=axis, hint=softmax_hint), stable_softmax(z, axis=axis),
                      f"softmax(z, axis={axis}) for z of shape (3, 4, 5)",
-                     mistakes=mistakes(ASSIGNMENT, "softmax", z, axis=axis))
+                     mistakes=mistakes(ASSIGNMENT, "softmax", z, axis=axis, learner=submission))
     expect_close(call(submission, "softmax", z, 0, hint=softmax_hint), stable_softmax(z, 0),
                  "softmax(z, 0) with the axis passed by position",
-                 mistakes=mistakes(ASSIGNMENT, "softmax", z, 0))
+                 mistakes=mistakes(ASSIGNMENT, "softmax", z, 0, learner=submission))
 
 
 @points(1, "softmax")
@@ -164,7 +164,7 @@ def test_softmax_huge_logits(submission):
     z[2] *= 100.0
     p = expect_close(call(submission, "softmax", z, hint=softmax_hint), stable_softmax(z),
                      "softmax of logits near ±5000",
-                     mistakes=mistakes(ASSIGNMENT, "softmax", z))
+                     mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission))
     expect_clean(submission, "softmax")
     expect_close(p.sum(axis=-1), np.ones(3), "the row sums of softmax of huge logits")
 
@@ -177,7 +177,7 @@ def test_softmax_minus_infinity(submission):
     z[2, 0] = -np.inf
     expect_close(call(submission, "softmax", z, hint=softmax_hint), stable_softmax(z),
                  "softmax of scores containing -inf",
-                 mistakes=mistakes(ASSIGNMENT, "softmax", z))
+                 mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission))
     expect_clean(submission, "softmax")
 
 
@@ -187,7 +187,7 @@ def test_softmax_float32(submission):
     z = (normal(13, 4, 6) * 40.0).astype(np.float32)
     expect_close(call(submission, "softmax", z, hint=softmax_hint), stable_softmax(z),
                  "softmax of float32 logits up to about 100",
-                 mistakes=mistakes(ASSIGNMENT, "softmax", z), **F32)
+                 mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission), **F32)
     expect_clean(submission, "softmax")
 
 
@@ -209,7 +209,7 @@ def test_dot_values(submission, T, d):
     """one query: entry i is the dot product s . h_i"""
     s, H = normal(20 + T, d), normal(30 + T, T, d)
     expect_close(submission.dot_score(s, H), dot(s, H), f"dot_score(s, H) for s {s.shape}, H {H.shape}",
-                 mistakes=mistakes(ASSIGNMENT, "dot_score", s, H))
+                 mistakes=mistakes(ASSIGNMENT, "dot_score", s, H, learner=submission))
 
 
 @points(1, "dot_score")
@@ -219,7 +219,7 @@ def test_dot_batch(submission):
         s, H = normal(21, *shape_s), normal(31, *shape_H)
         expect_close(call(submission, "dot_score", s, H, hint=BATCH_HINT), dot(s, H),
                      f"dot_score for s of shape {shape_s} and H of shape {shape_H}",
-                     mistakes=mistakes(ASSIGNMENT, "dot_score", s, H))
+                     mistakes=mistakes(ASSIGNMENT, "dot_score", s, H, learner=submission))
 
 
 @points(1, "dot_score")
@@ -227,7 +227,7 @@ def test_dot_large_dimension(submission):
     """long vectors (d = 300): the plain dot product, with no scaling"""
     s, H = normal(22, 300), normal(32, 7, 300)
     expect_close(submission.dot_score(s, H), dot(s, H), "dot_score with d = 300",
-                 mistakes=mistakes(ASSIGNMENT, "dot_score", s, H))
+                 mistakes=mistakes(ASSIGNMENT, "dot_score", s, H, learner=submission))
 
 
 @points(1, "dot_score")
@@ -255,7 +255,7 @@ def test_general_values(submission, d_s, d_h, T):
             "(d_s, d_h) from the left and each h_i (size d_h) from the right.")
     expect_close(call(submission, "general_score", s, H, W, hint=hint), general(s, H, W),
                  f"general_score with s {s.shape}, H {H.shape}, W {W.shape}",
-                 mistakes=mistakes(ASSIGNMENT, "general_score", s, H, W))
+                 mistakes=mistakes(ASSIGNMENT, "general_score", s, H, W, learner=submission))
 
 
 @points(1, "general_score")
@@ -264,7 +264,8 @@ def test_general_identity_is_dot(submission):
     s, H = normal(43, 6), normal(44, 5, 6)
     expect_close(submission.general_score(s, H, np.eye(6)), dot(s, H),
                  "general_score(s, H, W) with W the identity (it should equal s . h_i)",
-                 mistakes=mistakes(ASSIGNMENT, "general_score", s, H, np.eye(6)))
+                 mistakes=mistakes(ASSIGNMENT, "general_score", s, H, np.eye(6),
+                                   learner=submission))
 
 
 @points(1, "general_score")
@@ -275,7 +276,7 @@ def test_general_batch(submission):
         s, H = normal(46, *shape_s), normal(47, *shape_H)
         expect_close(call(submission, "general_score", s, H, W, hint=BATCH_HINT), general(s, H, W),
                      f"general_score for s of shape {shape_s} and H of shape {shape_H}",
-                     mistakes=mistakes(ASSIGNMENT, "general_score", s, H, W))
+                     mistakes=mistakes(ASSIGNMENT, "general_score", s, H, W, learner=submission))
 
 
 @points(1, "general_score")
@@ -310,7 +311,8 @@ def test_additive_values(submission, d_s, d_h, d_a, T):
     hint = "W1 (d_a, d_s) acts on the decoder state s, W2 (d_a, d_h) on each encoder state h_i."
     expect_close(call(submission, "additive_score", s, H, W1, W2, v, hint=hint),
                  additive(s, H, W1, W2, v), f"additive_score with d_s={d_s}, d_h={d_h}, d_a={d_a}, T={T}",
-                 mistakes=mistakes(ASSIGNMENT, "additive_score", s, H, W1, W2, v))
+                 mistakes=mistakes(ASSIGNMENT, "additive_score", s, H, W1, W2, v,
+                                   learner=submission))
 
 
 @points(1, "additive_score")
@@ -322,7 +324,8 @@ def test_additive_batch(submission):
         expect_close(call(submission, "additive_score", s, H, W1, W2, v, hint=BATCH_HINT),
                      additive(s, H, W1, W2, v),
                      f"additive_score for s of shape {shape_s} and H of shape {shape_H}",
-                     mistakes=mistakes(ASSIGNMENT, "additive_score", s, H, W1, W2, v))
+                     mistakes=mistakes(ASSIGNMENT, "additive_score", s, H, W1, W2, v,
+                                       learner=submission))
 
 
 @points(1, "additive_score")
@@ -332,7 +335,8 @@ def test_additive_saturates(submission):
     s, H = normal(67, 4) * 50.0, normal(68, 8, 4) * 50.0
     scores = expect_close(submission.additive_score(s, H, W1, W2, v), additive(s, H, W1, W2, v),
                           "additive_score of states of size about 50",
-                          mistakes=mistakes(ASSIGNMENT, "additive_score", s, H, W1, W2, v))
+                          mistakes=mistakes(ASSIGNMENT, "additive_score", s, H, W1, W2, v,
+                                            learner=submission))
     check(np.abs(scores).max() <= np.abs(v).sum() + 1e-9,
           "an additive score is larger than sum |v|, which tanh makes impossible.")
     expect_clean(submission, "additive_score")
@@ -387,7 +391,8 @@ def test_attend_weights(submission, kind):
     _, weights = attend_result(submission, s, H, wire_fn, "attend(s, H, score_fn)")
     expected = attention(s, H, local_fn)[1]
     expect_close(weights, expected, f"the weights of attend with a {kind} score function",
-                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, local_fn, pick=1))
+                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, wire_fn, pick=1,
+                                   learner=submission))
     expect_close(weights.sum(), 1.0, "the sum of the weights of attend")
 
 
@@ -397,7 +402,8 @@ def test_attend_context(submission):
     (wire_fn, local_fn), s, H = bilinear(5, 3, 88), normal(89, 5), normal(90, 8, 3)
     context, _ = attend_result(submission, s, H, wire_fn, "attend(s, H, score_fn)")
     expect_close(context, attention(s, H, local_fn)[0], "the context vector of attend",
-                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, local_fn, pick=0))
+                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, wire_fn, pick=0,
+                                   learner=submission))
 
 
 @points(1, "attend")
@@ -407,7 +413,8 @@ def test_attend_huge_scores(submission):
     context, weights = attend_result(submission, s, H, wire_fn, "attend with scores in the thousands")
     expected_context, expected_weights = attention(s, H, local_fn)
     expect_close(weights, expected_weights, "the weights of attend for scores in the thousands",
-                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, local_fn, pick=1))
+                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, wire_fn, pick=1,
+                                   learner=submission))
     expect_close(context, expected_context, "the context of attend for scores in the thousands")
     expect_clean(submission, "attend")
 
@@ -418,9 +425,11 @@ def test_attend_single_state(submission):
     (wire_fn, local_fn), s, H = bilinear(3, 4, 94), normal(95, 3), normal(96, 1, 4)
     context, weights = attend_result(submission, s, H, wire_fn, "attend with T = 1")
     expect_close(weights, [1.0], "the weights of attend with a single encoder state",
-                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, local_fn, pick=1))
+                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, wire_fn, pick=1,
+                                   learner=submission))
     expect_close(context, H[0], "the context of attend with a single encoder state",
-                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, local_fn, pick=0))
+                 mistakes=mistakes(ASSIGNMENT, "attend", s, H, wire_fn, pick=0,
+                                   learner=submission))
 
 
 @points(1, "attend")
@@ -477,7 +486,7 @@ def test_align_weights(submission, kind):
     _, weights = align_result(submission, S, H, wire_fn, "align(S, H, score_fn)")
     expect_close(weights, alignment(S, H, local_fn)[1],
                  f"the alignment matrix of align with a {kind} score function",
-                 mistakes=mistakes(ASSIGNMENT, "align", S, H, local_fn, pick=1))
+                 mistakes=mistakes(ASSIGNMENT, "align", S, H, wire_fn, pick=1, learner=submission))
     expect_close(weights.sum(axis=1), np.ones(len(S)), "the row sums of the alignment matrix")
 
 
@@ -487,7 +496,7 @@ def test_align_contexts(submission):
     (wire_fn, local_fn), S, H = bilinear(5, 3, 118), normal(119, 4, 5), normal(120, 6, 3)
     contexts, _ = align_result(submission, S, H, wire_fn, "align(S, H, score_fn)")
     expect_close(contexts, alignment(S, H, local_fn)[0], "the contexts returned by align",
-                 mistakes=mistakes(ASSIGNMENT, "align", S, H, local_fn, pick=0))
+                 mistakes=mistakes(ASSIGNMENT, "align", S, H, wire_fn, pick=0, learner=submission))
 
 
 @points(1, "align")
@@ -501,10 +510,12 @@ def test_align_single_steps(submission):
         expected_contexts, expected_weights = alignment(S, H, local_fn)
         expect_close(weights, expected_weights,
                      f"the weights of align with T_dec = {T_dec}, T_enc = {T_enc}",
-                     mistakes=mistakes(ASSIGNMENT, "align", S, H, local_fn, pick=1))
+                     mistakes=mistakes(ASSIGNMENT, "align", S, H, wire_fn, pick=1,
+                                       learner=submission))
         expect_close(contexts, expected_contexts,
                      f"the contexts of align with T_dec = {T_dec}, T_enc = {T_enc}",
-                     mistakes=mistakes(ASSIGNMENT, "align", S, H, local_fn, pick=0))
+                     mistakes=mistakes(ASSIGNMENT, "align", S, H, wire_fn, pick=0,
+                                       learner=submission))
 
 
 @points(1, "align")
@@ -514,7 +525,7 @@ def test_align_huge_scores(submission):
     contexts, weights = align_result(submission, S, H, wire_fn, "align with scores in the thousands")
     expected_contexts, expected_weights = alignment(S, H, local_fn)
     expect_close(weights, expected_weights, "the weights of align for scores in the thousands",
-                 mistakes=mistakes(ASSIGNMENT, "align", S, H, local_fn, pick=1))
+                 mistakes=mistakes(ASSIGNMENT, "align", S, H, wire_fn, pick=1, learner=submission))
     expect_close(contexts, expected_contexts, "the contexts of align for scores in the thousands")
     expect_clean(submission, "align")
 

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.catalogue import mistakes
 from autograder.testing import (SubmissionError, as_array, as_pair, check, expect_clean_call,
-                                expect_close, expect_shape, fail, points)
+                                expect_close, expect_shape, expect_sums_to_one, fail, points)
 
 ASSIGNMENT = "03-qkv"
 F32 = {"rtol": 1e-4, "atol": 1e-5}   # float32 carries about 7 significant digits
@@ -100,10 +100,12 @@ def call_attention(submission, Q, K, V, **kwargs):
             as_array(result[1], "the weights (second returned value)"))
 
 
-def attention_mistakes(*args, **kwargs):
+def attention_mistakes(submission, *args, **kwargs):
     """Catalogued mistakes of scaled_dot_product_attention: (outputs, weights)."""
-    return (mistakes(ASSIGNMENT, "scaled_dot_product_attention", *args, pick=0, **kwargs),
-            mistakes(ASSIGNMENT, "scaled_dot_product_attention", *args, pick=1, **kwargs))
+    return (mistakes(ASSIGNMENT, "scaled_dot_product_attention", *args, pick=0, learner=submission,
+                     **kwargs),
+            mistakes(ASSIGNMENT, "scaled_dot_product_attention", *args, pick=1, learner=submission,
+                     **kwargs))
 
 
 def expect_attention(submission, what, Q, K, V, mask=None, tolerance=None):
@@ -111,7 +113,7 @@ def expect_attention(submission, what, Q, K, V, mask=None, tolerance=None):
     kwargs = {} if mask is None else {"mask": mask}
     out, weights = call_attention(submission, Q, K, V, **kwargs)
     ref_out, ref_weights = ref_attention(Q, K, V, mask)
-    wrong_out, wrong_weights = attention_mistakes(Q, K, V, **kwargs)
+    wrong_out, wrong_weights = attention_mistakes(submission, Q, K, V, **kwargs)
     tol = tolerance or {}
     expect_close(weights, ref_weights, f"the weights of {what}", mistakes=wrong_weights, **tol)
     expect_close(out, ref_out, f"the output of {what}", mistakes=wrong_out, **tol)
@@ -128,7 +130,8 @@ def test_hard_lookup_values(submission, n, d, d_v, seed):
     query, keys, values = lookup_data(seed, n, d, d_v)
     expect_close(submission.hard_lookup(query, keys, values), ref_hard(query, keys, values),
                  f"hard_lookup with {n} keys of dimension {d} and values of dimension {d_v}",
-                 mistakes=mistakes(ASSIGNMENT, "hard_lookup", query, keys, values))
+                 mistakes=mistakes(ASSIGNMENT, "hard_lookup", query, keys, values,
+                                   learner=submission))
 
 
 @points(1, "hard_lookup")
@@ -139,7 +142,8 @@ def test_hard_lookup_first_on_ties(submission):
     query = np.array([1.0, 0.5])          # scores 0.5, 2.5, 1, 2.5, 2.5: keys 1, 3 and 4 tie
     expect_close(submission.hard_lookup(query, keys, values), values[1],
                  "hard_lookup when keys 1, 3 and 4 tie for the largest score",
-                 mistakes=mistakes(ASSIGNMENT, "hard_lookup", query, keys, values))
+                 mistakes=mistakes(ASSIGNMENT, "hard_lookup", query, keys, values,
+                                   learner=submission))
 
 
 @points(1, "hard_lookup")
@@ -154,7 +158,8 @@ def test_hard_lookup_dot_product_not_distance(submission):
     expect_close(submission.hard_lookup(query, keys, values), values[2],
                  "hard_lookup where the nearest key, the best-aligned key and the key with the "
                  "largest dot product are three different keys",
-                 mistakes=mistakes(ASSIGNMENT, "hard_lookup", query, keys, values))
+                 mistakes=mistakes(ASSIGNMENT, "hard_lookup", query, keys, values,
+                                   learner=submission))
 
 
 @points(1, "hard_lookup")
@@ -174,7 +179,8 @@ def test_soft_lookup_values(submission, n, d, d_v, seed):
     query, keys, values = lookup_data(seed, n, d, d_v)
     expect_close(submission.soft_lookup(query, keys, values), ref_soft(query, keys, values),
                  f"soft_lookup with {n} keys of dimension {d} (temperature 1)",
-                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values))
+                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values,
+                                   learner=submission))
 
 
 @points(1, "soft_lookup")
@@ -186,7 +192,7 @@ def test_soft_lookup_temperature(submission):
                      ref_soft(query, keys, values, temperature),
                      f"soft_lookup with temperature={temperature}",
                      mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values,
-                                       temperature=temperature))
+                                       temperature=temperature, learner=submission))
 
 
 @points(1, "soft_lookup")
@@ -195,7 +201,8 @@ def test_soft_lookup_tiny_temperature(submission):
     query, keys, values = lookup_data(13, 8, 4, 3)
     result = submission.soft_lookup(query, keys, values, temperature=1e-3)
     expect_close(result, ref_soft(query, keys, values, 1e-3), "soft_lookup with temperature=0.001",
-                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values, temperature=1e-3))
+                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values, temperature=1e-3,
+                                   learner=submission))
     expect_quiet(submission, "soft_lookup")
 
 
@@ -205,7 +212,8 @@ def test_soft_lookup_huge_temperature(submission):
     query, keys, values = lookup_data(14, 7, 3, 2)
     expect_close(submission.soft_lookup(query, keys, values, temperature=1e7), values.mean(axis=0),
                  "soft_lookup with temperature=1e7 (the mean of the values)", rtol=1e-5, atol=1e-6,
-                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values, temperature=1e7))
+                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values, temperature=1e7,
+                                   learner=submission))
 
 
 @points(1, "soft_lookup")
@@ -219,7 +227,8 @@ def test_soft_lookup_weights(submission):
           f"with the identity matrix as values, soft_lookup returns its weights; they should be "
           f"non-negative and sum to 1, but they sum to {weights.sum():.6g} (min {weights.min():.3g}).")
     expect_close(weights, ref_soft(query, keys, np.eye(6), 0.7), "the weights of soft_lookup",
-                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, np.eye(6), temperature=0.7))
+                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, np.eye(6), temperature=0.7,
+                                   learner=submission))
 
 
 @points(1, "soft_lookup")
@@ -228,7 +237,8 @@ def test_soft_lookup_float32_and_clean(submission):
     query, keys, values = (a.astype(np.float32) for a in lookup_data(16, 9, 5, 3))
     expect_close(submission.soft_lookup(query, keys, values, temperature=0.5),
                  ref_soft(query, keys, values, 0.5), "soft_lookup of float32 input", **F32,
-                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values, temperature=0.5))
+                 mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values, temperature=0.5,
+                                   learner=submission))
     expect_quiet(submission, "soft_lookup")
 
 
@@ -251,9 +261,7 @@ def test_attention_rows_sum_to_one(submission):
     _, weights = call_attention(submission, Q, K, V)
     expect_shape(weights, (5, 7), "the weights for 5 queries and 7 keys")
     check(np.all(weights >= 0), "the weights should be non-negative.")
-    expect_close(weights.sum(axis=-1), np.ones(5), "the sums of the weights over the keys (last axis)",
-                 mistakes={"take the softmax over the queries (axis -2) instead of the keys":
-                           stable_softmax(Q @ K.T / np.sqrt(6), axis=-2).sum(axis=-1)})
+    expect_sums_to_one(weights, "the weights (one row per query, one column per key)", axis=-1)
 
 
 @points(1, "scaled_dot_product_attention")
@@ -353,9 +361,10 @@ def test_attention_all_true_mask_and_clean(submission):
     expect_quiet(submission, "scaled_dot_product_attention")
     out, _ = call_attention(submission, Q, K, V, mask=None)
     expect_close(out, plain, "the output with mask=None passed explicitly")
-    out, _ = call_attention(submission, Q, K, V, mask=np.ones((4, 6), dtype=bool))
+    everything_allowed = np.ones((4, 6), dtype=bool)
+    out, _ = call_attention(submission, Q, K, V, mask=everything_allowed)
     expect_close(out, plain, "the output with an all-True mask (it should equal no mask)",
-                 mistakes={"read True as 'blocked' instead of 'may attend'": np.zeros_like(plain)})
+                 mistakes=attention_mistakes(submission, Q, K, V, mask=everything_allowed)[0])
     expect_quiet(submission, "scaled_dot_product_attention")
 
 
@@ -367,8 +376,8 @@ def expect_padding(submission, lengths, T):
             else f"padding_mask(lengths of shape {lengths.shape}, T={T})")
     result = as_array(submission.padding_mask(lengths, T), call, dtype_kind="biuf")
     expect_shape(result, (len(lengths), T), f"padding_mask(lengths of shape {lengths.shape}, T={T})")
-    wrong = {k: np.asarray(v).astype(float)
-             for k, v in mistakes(ASSIGNMENT, "padding_mask", lengths, T).items()}
+    wrong = mistakes(ASSIGNMENT, "padding_mask", lengths, T, learner=submission).derive(
+        lambda v: np.asarray(v).astype(float))
     expect_close(result.astype(float), ref_padding(lengths, T).astype(float),
                  f"{call} (as 0/1)", mistakes=wrong)
     return result
@@ -424,9 +433,10 @@ def regression_data(seed, n, m):
 
 def expect_nw(submission, what, x_query, x_keys, y_values, bandwidth, tolerance=None):
     expected = ref_nw(x_query, x_keys, y_values, bandwidth)
+    known = mistakes(ASSIGNMENT, "nadaraya_watson", x_query, x_keys, y_values, bandwidth,
+                     learner=submission)
     result = expect_close(submission.nadaraya_watson(x_query, x_keys, y_values, bandwidth), expected,
-                          what, mistakes=mistakes(ASSIGNMENT, "nadaraya_watson", x_query, x_keys,
-                                                  y_values, bandwidth), **(tolerance or {}))
+                          what, mistakes=known, **(tolerance or {}))
     return result
 
 

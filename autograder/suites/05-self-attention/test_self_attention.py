@@ -62,9 +62,11 @@ def compare(submission, X, W_q, W_k, W_v, mask=None, what="self_attention", rtol
             name_mistakes=True):
     out, A = attention_result(submission, X, W_q, W_k, W_v, mask, what)
     ref_out, ref_A = expected(X, W_q, W_k, W_v, mask)
-    known_w = mistakes(ASSIGNMENT, "self_attention", X, W_q, W_k, W_v, mask=mask, pick=1) \
+    known_w = mistakes(ASSIGNMENT, "self_attention", X, W_q, W_k, W_v, mask=mask, pick=1,
+                       learner=submission) \
         if name_mistakes else None
-    known_o = mistakes(ASSIGNMENT, "self_attention", X, W_q, W_k, W_v, mask=mask, pick=0) \
+    known_o = mistakes(ASSIGNMENT, "self_attention", X, W_q, W_k, W_v, mask=mask, pick=0,
+                       learner=submission) \
         if name_mistakes else None
     expect_close(A, ref_A, f"the weights of {what}", rtol=rtol, atol=atol, mistakes=known_w)
     expect_close(out, ref_out, f"the output of {what}", rtol=rtol, atol=atol, mistakes=known_o)
@@ -80,7 +82,7 @@ def test_causal_mask_pattern(submission, T):
     M = as_array(submission.causal_mask(T), f"causal_mask({T})", dtype_kind="fcb")
     expect_shape(M, (T, T), f"causal_mask({T})")
     expect_close(M.astype(float), np.tril(np.ones((T, T))), f"causal_mask({T})",
-                 mistakes=mistakes(ASSIGNMENT, "causal_mask", T))
+                 mistakes=mistakes(ASSIGNMENT, "causal_mask", T, learner=submission))
 
 
 @points(1, "causal_mask")
@@ -119,7 +121,8 @@ def test_self_attention_pair_and_shapes(submission):
     expect_shape(out, (6, 4), "the output of self_attention for T = 6, d_v = 4")
     expect_shape(A, (6, 6), "the weights of self_attention for T = 6")
     expect_close(A.sum(axis=-1), np.ones(6), "the row sums of the weights (one row per query)",
-                 mistakes=mistakes(ASSIGNMENT, "self_attention", X, W_q, W_k, W_v, pick=1))
+                 mistakes=mistakes(ASSIGNMENT, "self_attention", X, W_q, W_k, W_v, pick=1,
+                                   learner=submission))
     check((A >= 0).all(), "the weights of self_attention should all be >= 0.")
 
 

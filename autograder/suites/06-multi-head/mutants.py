@@ -17,7 +17,7 @@ def reshape_only(X, n_heads):
     return X.reshape(*batch, n_heads, T, d_model // n_heads)
 
 
-@mutant("split_heads", "give head h the interleaved columns h, h + n_heads, h + 2 n_heads, ... "
+@mutant("split_heads", "give head j the interleaved columns j, j + n_heads, j + 2 n_heads, ... "
                        "instead of one contiguous block")
 def interleaved(X, n_heads):
     *batch, T, d_model = X.shape

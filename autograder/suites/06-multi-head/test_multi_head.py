@@ -72,9 +72,9 @@ def expect_value(actual, expected, what, mistakes=None, rtol=1e-6, atol=1e-8):
     if wrong_shape or (np.isfinite(expected).all() and not np.isfinite(actual).all()):
         hint = name_mistake(actual, mistakes)
         if hint:
-            problem = (f"has shape {actual.shape} instead of {expected.shape}" if wrong_shape
-                       else "contains nan or inf")
-            fail(f"{what} {problem}. This is what you get when you {hint}.")
+            problem = (f"The shape of {what} is {actual.shape} instead of {expected.shape}."
+                       if wrong_shape else f"Some entries of {what} are nan or inf.")
+            fail(f"{problem} This is what you get when you {hint}.")
     return expect_close(actual, expected, what, rtol=rtol, atol=atol, mistakes=mistakes)
 
 
@@ -82,19 +82,18 @@ def distinct(found, expected):
     """Only the mistakes whose result differs from the right answer on this input, so that a
     nearly-right result is never blamed on a mistake that happens to agree here."""
     expected = np.asarray(expected)
-    kept = {}
-    for description, result in found.items():
+
+    def differs(result):
         result = np.asarray(result)
-        if result.shape == expected.shape and np.allclose(result, expected, rtol=1e-4, atol=1e-6,
-                                                          equal_nan=True):
-            continue
-        kept[description] = result
-    return kept
+        return not (result.shape == expected.shape and np.allclose(
+            result, expected, rtol=1e-4, atol=1e-6, equal_nan=True))
+    return found.derive(keep=differs)
 
 
-def catalogued(expected, exercise, *args, pick=None, **kwargs):
+def catalogued(submission, expected, exercise, *args, pick=None, **kwargs):
     """The catalogued mistakes of ``exercise`` on these arguments that give a different result."""
-    return distinct(mistakes(ASSIGNMENT, exercise, *args, pick=pick, **kwargs), expected)
+    return distinct(mistakes(ASSIGNMENT, exercise, *args, pick=pick, learner=submission, **kwargs),
+                    expected)
 
 
 def expect_clean(submission, name):
@@ -132,9 +131,10 @@ def run_mha(submission, X, W, n_heads, mask=None, what="multi_head_attention"):
     return as_array(out, f"the output of {what}"), as_array(weights, f"the weights of {what}")
 
 
-def named(X, W, n_heads, mask=None, pick=0):
+def named(submission, X, W, n_heads, mask=None, pick=0):
     kwargs = {} if mask is None else {"mask": mask}
-    return mistakes(ASSIGNMENT, "multi_head_attention", X, *W, n_heads, pick=pick, **kwargs)
+    return mistakes(ASSIGNMENT, "multi_head_attention", X, *W, n_heads, pick=pick,
+                    learner=submission, **kwargs)
 
 
 def expect_weight_shape(weights, shape, what):
@@ -151,9 +151,9 @@ def compare_mha(submission, X, W, n_heads, mask=None, what="multi_head_attention
     expected_out, expected_w = oracle_mha(X, *W, n_heads, mask)
     expect_weight_shape(weights, expected_w.shape, f"the weights of {what}")
     expect_value(weights, expected_w, f"the weights of {what}",
-                 mistakes=distinct(named(X, W, n_heads, mask, 1), expected_w), **tol)
+                 mistakes=distinct(named(submission, X, W, n_heads, mask, 1), expected_w), **tol)
     expect_value(out, expected_out, f"the output of {what}",
-                 mistakes=distinct(named(X, W, n_heads, mask, 0), expected_out), **tol)
+                 mistakes=distinct(named(submission, X, W, n_heads, mask, 0), expected_out), **tol)
     return out, weights
 
 
@@ -165,12 +165,12 @@ SPLIT_CASES = [(3, 4, 2), (5, 12, 3), (4, 8, 8)]     # (T, d_model, n_heads)
 @points(1, "split_heads")
 @pytest.mark.parametrize("T,d_model,n_heads", SPLIT_CASES, ids=lambda v: str(v))
 def test_split_values(submission, T, d_model, n_heads):
-    """head h holds the contiguous columns h*d_k:(h+1)*d_k"""
+    """head j holds the contiguous columns j*d_k:(j+1)*d_k"""
     X = tokens(T * d_model + n_heads, (T, d_model))
     expected = oracle_split(X, n_heads)
     expect_value(submission.split_heads(X, n_heads), expected,
                  f"split_heads(X, {n_heads}) for X of shape {X.shape}",
-                 mistakes=catalogued(expected, "split_heads", X, n_heads))
+                 mistakes=catalogued(submission, expected, "split_heads", X, n_heads))
 
 
 @points(1, "split_heads")
@@ -179,11 +179,11 @@ def test_split_batch_dimensions(submission):
     X = tokens(11, (2, 3, 5, 12))
     expect_value(submission.split_heads(X, 4), oracle_split(X, 4),
                  "split_heads(X, 4) for X of shape (2, 3, 5, 12)",
-                 mistakes=catalogued(oracle_split(X, 4), "split_heads", X, 4))
+                 mistakes=catalogued(submission, oracle_split(X, 4), "split_heads", X, 4))
     X = tokens(12, (2, 1, 6))
     expect_value(submission.split_heads(X, 1), oracle_split(X, 1),
                  "split_heads(X, 1) for X of shape (2, 1, 6) (one head, T = 1)",
-                 mistakes=catalogued(oracle_split(X, 1), "split_heads", X, 1))
+                 mistakes=catalogued(submission, oracle_split(X, 1), "split_heads", X, 1))
 
 
 @points(1, "split_heads")
@@ -203,11 +203,11 @@ MERGE_CASES = [(2, 3, 2), (3, 5, 4), (6, 4, 1)]      # (n_heads, T, d_k)
 @points(1, "merge_heads")
 @pytest.mark.parametrize("n_heads,T,d_k", MERGE_CASES, ids=lambda v: str(v))
 def test_merge_values(submission, n_heads, T, d_k):
-    """head h fills columns h*d_k:(h+1)*d_k, so merge_heads undoes split_heads"""
+    """head j fills columns j*d_k:(j+1)*d_k, so merge_heads undoes split_heads"""
     X = tokens(n_heads * 100 + T * 10 + d_k, (n_heads, T, d_k))
     expect_value(submission.merge_heads(X), oracle_merge(X),
                  f"merge_heads of heads of shape {X.shape}",
-                 mistakes=catalogued(oracle_merge(X), "merge_heads", X))
+                 mistakes=catalogued(submission, oracle_merge(X), "merge_heads", X))
 
 
 @points(1, "merge_heads")
@@ -215,10 +215,10 @@ def test_merge_batch_dimensions(submission):
     """leading batch dimensions stay in front: (..., H, T, d_k) -> (..., T, H*d_k)"""
     X = tokens(21, (2, 3, 4, 5, 3))
     expect_value(submission.merge_heads(X), oracle_merge(X), "merge_heads of shape (2, 3, 4, 5, 3)",
-                 mistakes=catalogued(oracle_merge(X), "merge_heads", X))
+                 mistakes=catalogued(submission, oracle_merge(X), "merge_heads", X))
     X = tokens(22, (3, 2, 1, 4))
     expect_value(submission.merge_heads(X), oracle_merge(X), "merge_heads of shape (3, 2, 1, 4) (T = 1)",
-                 mistakes=catalogued(oracle_merge(X), "merge_heads", X))
+                 mistakes=catalogued(submission, oracle_merge(X), "merge_heads", X))
 
 
 @points(1, "merge_heads")
@@ -255,8 +255,8 @@ def test_mha_weights_are_distributions(submission):
     check(np.all(weights >= 0), "some attention weights are negative; each row should be a "
                                 "probability distribution.")
     expect_close(weights.sum(axis=-1), np.ones((2, 4, 7)), "the row sums of the weights",
-                 mistakes=distinct({d: np.sum(w, axis=-1) for d, w in named(X, W, 4, pick=1).items()},
-                                   np.ones((2, 4, 7))))
+                 mistakes=distinct(named(submission, X, W, 4, pick=1).derive(
+                                       lambda w: np.sum(w, axis=-1)), np.ones((2, 4, 7))))
 
 
 @points(1, "multi_head_attention")
@@ -366,8 +366,8 @@ def test_mha_no_mask_argument_and_clean(submission):
 
 # ================================================================== sinusoidal_positions
 
-def named_positions(T, d_model):
-    return catalogued(oracle_positions(T, d_model), "sinusoidal_positions", T, d_model)
+def named_positions(submission, T, d_model):
+    return catalogued(submission, oracle_positions(T, d_model), "sinusoidal_positions", T, d_model)
 
 
 @points(1, "sinusoidal_positions")
@@ -376,7 +376,7 @@ def test_positions_values(submission, T, d_model):
     """P[pos, 2i] = sin(pos / 10000^(2i/d)), P[pos, 2i+1] = cos(same angle), pos from 0"""
     expect_value(submission.sinusoidal_positions(T, d_model), oracle_positions(T, d_model),
                  f"sinusoidal_positions({T}, {d_model})", atol=1e-5,
-                 mistakes=named_positions(T, d_model))
+                 mistakes=named_positions(submission, T, d_model))
 
 
 @points(1, "sinusoidal_positions")
@@ -384,13 +384,13 @@ def test_positions_pairs_and_offsets(submission):
     """each column pair lies on the unit circle, and dot products depend only on the offset"""
     P = as_array(submission.sinusoidal_positions(40, 16), "sinusoidal_positions(40, 16)")
     expect_shape(P, (40, 16), "sinusoidal_positions(40, 16)")
-    wrong = named_positions(40, 16)
+    wrong = named_positions(submission, 40, 16)
     expect_close(P[:, 0::2] ** 2 + P[:, 1::2] ** 2, np.ones((40, 8)),
                  "sin^2 + cos^2 of each column pair (2i, 2i+1)", atol=1e-5,
-                 mistakes=distinct({d: m[:, 0::2] ** 2 + m[:, 1::2] ** 2 for d, m in wrong.items()},
+                 mistakes=distinct(wrong.derive(lambda m: m[:, 0::2] ** 2 + m[:, 1::2] ** 2),
                                    np.ones((40, 8))))
     expect_close(P[0], np.tile([0.0, 1.0], 8), "the encoding of position 0", atol=1e-5,
-                 mistakes=distinct({d: m[0] for d, m in wrong.items()}, np.tile([0.0, 1.0], 8)))
+                 mistakes=distinct(wrong.derive(lambda m: m[0]), np.tile([0.0, 1.0], 8)))
     near = np.array([P[p] @ P[p + 3] for p in range(30)])
     expect_close(near, np.full(30, near[0]), "the dot products P[p] . P[p + 3] for p = 0..29 "
                  "(they should not depend on p)", rtol=1e-5, atol=1e-5)
@@ -408,7 +408,7 @@ def test_positions_odd_width(submission, T, d_model):
     truncated = oracle_positions(T, d_model + 1)[:, :d_model]   # the d_model + 1 convention
     if not (np.allclose(P, formula, atol=1e-5) or np.allclose(P, truncated, atol=1e-5)):
         expect_value(P, formula, f"sinusoidal_positions({T}, {d_model})", atol=1e-5,
-                     mistakes=named_positions(T, d_model))
+                     mistakes=named_positions(submission, T, d_model))
 
 
 @points(1, "sinusoidal_positions")
@@ -416,5 +416,5 @@ def test_positions_long_sequence(submission):
     """long sequences (T = 2048) stay accurate; no warnings or prints"""
     P = submission.sinusoidal_positions(2048, 64)
     expect_value(P, oracle_positions(2048, 64), "sinusoidal_positions(2048, 64)", rtol=1e-5,
-                 atol=5e-4, mistakes=named_positions(2048, 64))
+                 atol=5e-4, mistakes=named_positions(submission, 2048, 64))
     expect_clean(submission, "sinusoidal_positions")

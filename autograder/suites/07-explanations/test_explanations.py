@@ -129,7 +129,7 @@ def js_result(value, shape, what):
     bad = ~np.isfinite(result)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        fail(f"{what} contains {result[where]} at index {where}, where the distributions have "
+        fail(f"The entry at index {where} of {what} is {result[where]}, where the distributions have "
              f"exact zeros. Use the convention 0 log 0 = 0: evaluate the logarithm only where "
              f"p_i > 0 (for example on np.where(p > 0, p, 1)), and never divide by a zero q_i.")
     return result
@@ -143,7 +143,7 @@ def test_js_values(submission):
         p, q = distributions(rng, (6, n)), distributions(rng, (6, n))
         expect_close(submission.js_divergence(p, q), js(p, q),
                      f"js_divergence(p, q) for 6 pairs of distributions over {n} outcomes",
-                     mistakes=mistakes(ASSIGNMENT, "js_divergence", p, q))
+                     mistakes=mistakes(ASSIGNMENT, "js_divergence", p, q, learner=submission))
         expect_clean(submission, "js_divergence")
 
 
@@ -160,7 +160,7 @@ def test_js_symmetric_and_zero_on_equal(submission):
           f"Jensen-Shannon divergence is symmetric. This is what you get when you keep only one "
           f"of the two halves, KL(p||M) or KL(q||M).")
     expect_close(submission.js_divergence(p, p), np.zeros(5), "js_divergence(p, p)",
-                 mistakes=mistakes(ASSIGNMENT, "js_divergence", p, p))
+                 mistakes=mistakes(ASSIGNMENT, "js_divergence", p, p, learner=submission))
 
 
 @points(1, "js_divergence")
@@ -170,7 +170,7 @@ def test_js_exact_zeros(submission):
     q = np.array([[0.0, 0.0, 0.3, 0.7], [0.0, 1.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]])
     what = "js_divergence(p, q) for distributions with exact zeros"
     result = expect_close(js_result(submission.js_divergence(p, q), (3,), what), js(p, q), what,
-                          mistakes=mistakes(ASSIGNMENT, "js_divergence", p, q))
+                          mistakes=mistakes(ASSIGNMENT, "js_divergence", p, q, learner=submission))
     check(abs(result[0] - LN2) < 1e-9,
           f"distributions with disjoint supports are as far apart as possible: their JS divergence "
           f"is ln 2 = {LN2:.6f} nats, but yours is {result[0]:.6f}.")
@@ -191,7 +191,7 @@ def test_js_batch(submission):
     p, q = distributions(rng, (2, 3, 4, 5), 0.2), distributions(rng, (2, 3, 4, 5))
     what = "js_divergence of shape (2, 3, 4, 5) inputs"
     expect_close(js_result(submission.js_divergence(p, q), (2, 3, 4), what), js(p, q), what,
-                 mistakes=mistakes(ASSIGNMENT, "js_divergence", p, q))
+                 mistakes=mistakes(ASSIGNMENT, "js_divergence", p, q, learner=submission))
     one = as_float(submission.js_divergence(p[0, 0, 0], q[0, 0, 0]),
                    "js_divergence of two 1-D distributions")
     check(abs(one - js(p[0, 0, 0], q[0, 0, 0])) < 1e-9,
@@ -207,7 +207,7 @@ def test_js_float32(submission):
     what = "js_divergence of float32 input"
     expect_close(js_result(submission.js_divergence(p, q), (4,), what),
                  js(p.astype(float), q.astype(float)), what, rtol=1e-4, atol=1e-6,
-                 mistakes=mistakes(ASSIGNMENT, "js_divergence", p, q))
+                 mistakes=mistakes(ASSIGNMENT, "js_divergence", p, q, learner=submission))
     expect_clean(submission, "js_divergence")
 
 
@@ -518,7 +518,8 @@ def test_loo_values(submission):
         x = np.random.default_rng(seed).normal(size=(T, 3))
         expect_close(submission.leave_one_out_importance(marker, x), loo(local, x),
                      f"leave_one_out_importance(model, x) with T={T}",
-                     mistakes=mistakes(ASSIGNMENT, "leave_one_out_importance", local, x))
+                     mistakes=mistakes(ASSIGNMENT, "leave_one_out_importance", marker, x,
+                                       learner=submission))
 
 
 @points(1, "leave_one_out_importance")
@@ -528,7 +529,8 @@ def test_loo_contextual_values(submission):
     x = np.random.default_rng(310).normal(size=(7, 3))
     expect_close(submission.leave_one_out_importance(marker, x), loo(local, x),
                  "leave_one_out_importance for a model whose values mix information across tokens",
-                 mistakes=mistakes(ASSIGNMENT, "leave_one_out_importance", local, x))
+                 mistakes=mistakes(ASSIGNMENT, "leave_one_out_importance", marker, x,
+                                   learner=submission))
 
 
 @points(1, "leave_one_out_importance")
@@ -547,7 +549,8 @@ def test_loo_clean(submission):
     x = np.random.default_rng(330).normal(size=(5, 3)).astype(np.float32)
     expect_close(submission.leave_one_out_importance(marker, x), loo(local, x.astype(float)),
                  "leave_one_out_importance of float32 x", rtol=1e-4, atol=1e-6,
-                 mistakes=mistakes(ASSIGNMENT, "leave_one_out_importance", local, x))
+                 mistakes=mistakes(ASSIGNMENT, "leave_one_out_importance", marker, x,
+                                   learner=submission))
     expect_clean(submission, "leave_one_out_importance")
 
 
@@ -561,7 +564,7 @@ def test_tau_without_ties(submission):
         a, b = rng.normal(size=n), rng.normal(size=n)
         expect_close(as_float(submission.kendall_tau(a, b), "kendall_tau(a, b)"), tau_b(a, b),
                      f"kendall_tau of two random sequences of length {n}",
-                     mistakes=mistakes(ASSIGNMENT, "kendall_tau", a, b))
+                     mistakes=mistakes(ASSIGNMENT, "kendall_tau", a, b, learner=submission))
         expect_clean(submission, "kendall_tau")
     a = rng.normal(size=7)
     expect_close(as_float(submission.kendall_tau(a, a * 3 + 1), "kendall_tau(a, 3a + 1)"), 1.0,
@@ -582,7 +585,7 @@ def test_tau_with_ties(submission):
         a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
         expect_close(as_float(submission.kendall_tau(a, b), "kendall_tau(a, b)"), tau_b(a, b),
                      f"kendall_tau(a={a.tolist()}, b={b.tolist()})",
-                     mistakes=mistakes(ASSIGNMENT, "kendall_tau", a, b))
+                     mistakes=mistakes(ASSIGNMENT, "kendall_tau", a, b, learner=submission))
 
 
 @points(1, "kendall_tau")
@@ -593,10 +596,11 @@ def test_tau_rank_based(submission):
     a[3] = a[7]
     base = as_float(submission.kendall_tau(a, b), "kendall_tau(a, b)")
     expect_close(base, tau_b(a, b), "kendall_tau(a, b) with one tie in a",
-                 mistakes=mistakes(ASSIGNMENT, "kendall_tau", a, b))
+                 mistakes=mistakes(ASSIGNMENT, "kendall_tau", a, b, learner=submission))
     expect_close(as_float(submission.kendall_tau(np.exp(3 * a), b ** 3), "kendall_tau(exp(3a), b^3)"),
                  base, "kendall_tau(exp(3a), b**3), which should equal kendall_tau(a, b)",
-                 mistakes=mistakes(ASSIGNMENT, "kendall_tau", np.exp(3 * a), b ** 3))
+                 mistakes=mistakes(ASSIGNMENT, "kendall_tau", np.exp(3 * a), b ** 3,
+                                   learner=submission))
     expect_close(as_float(submission.kendall_tau(b, a), "kendall_tau(b, a)"), base,
                  "kendall_tau(b, a), which should equal kendall_tau(a, b)")
 
@@ -623,5 +627,5 @@ def test_tau_batch(submission):
     b = rng.integers(0, 5, size=(3, 4, 7))
     expected = np.array([[tau_b(a[i, j], b[i, j]) for j in range(4)] for i in range(3)])
     expect_close(submission.kendall_tau(a, b), expected, "kendall_tau of integer arrays of shape (3, 4, 7)",
-                 mistakes=mistakes(ASSIGNMENT, "kendall_tau", a, b))
+                 mistakes=mistakes(ASSIGNMENT, "kendall_tau", a, b, learner=submission))
     expect_clean(submission, "kendall_tau")
