@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import reference, wire
+from . import agent, reference, wire
 
 SUITES = Path(__file__).resolve().parent / "suites"
 
@@ -146,9 +146,10 @@ def _run(namespace, exercise, args, kwargs, pick):
 
 def _private(value, namespace):
     """A copy of an argument for one trusted call; wire markers become what they stand for (a
-    ``Function`` marker names a function of ``namespace``)."""
+    ``Function`` marker names a function of ``namespace``), decoded as the learner's kernel
+    decodes them: the markers are the suite's own, never anything a kernel sent."""
     if isinstance(value, (wire.Function, wire.Lambda, wire.Partial, wire.RNG)):
-        return wire.decode(wire.encode(value), namespace)
+        return agent.decode(wire.encode_argument(value), namespace)
     return copy.deepcopy(value)  # every call gets its own copy of arrays and generators
 
 

@@ -21,6 +21,9 @@ def test_solution_notebook_runs_cleanly_and_gets_full_marks(assignment):
     assert result["score"] == result["max_score"] > 0
     code = [c for c in executed["cells"] if c["cell_type"] == "code"]
     assert all(not any(o["output_type"] == "error" for o in c["outputs"]) for c in code)
+    stderr = [o["text"] for c in code for o in c["outputs"]
+              if o["output_type"] == "stream" and o["name"] == "stderr"]
+    assert not stderr, f"the solution notebook printed to stderr: {stderr[0][:300]}"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
