@@ -5,9 +5,12 @@
     python -m autograder autograde ASSIGNMENT [--jobs N] [--student ID]...
     python -m autograder release [ASSIGNMENT...]
     python -m autograder demo
+    python -m autograder gradescope ASSIGNMENT [-o autograder.zip] [--visibility V]
+    python -m autograder gradescope-try autograder.zip NOTEBOOK [--results FILE]
     python -m autograder privacy [COURSE_ROOT]
 """
 import argparse
+import json
 import sys
 
 from . import grade as engine
@@ -43,6 +46,10 @@ def main(argv=None):
     g.add_argument("--assignment", help="assignment id (default: from the folder or file name)")
     g.add_argument("--json", metavar="FILE", help="write results as JSON ('-' for stdout)")
     g.add_argument("--gradescope", metavar="FILE", help="write Gradescope results.json")
+    g.add_argument("--visibility", default="after_due_date",
+                   choices=["visible", "after_due_date", "after_published", "hidden"],
+                   help="when learners see the hidden tests in Gradescope (default "
+                        "%(default)s; visible checks always show)")
     g.add_argument("--csv", metavar="FILE", help="write one row per notebook")
     g.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: cores)")
     g.add_argument("--state", metavar="DIR",
@@ -69,6 +76,22 @@ def main(argv=None):
 
     commands.add_parser("demo", help="release, grade a sample class, print the grade table")
 
+    z = commands.add_parser("gradescope", help="build the Gradescope autograder zip of an "
+                            "assignment")
+    z.add_argument("assignment")
+    z.add_argument("-o", "--output", help="the zip to write (default: "
+                   "gradescope-ASSIGNMENT.zip)")
+    z.add_argument("--visibility", default="after_due_date",
+                   choices=["visible", "after_due_date", "after_published", "hidden"],
+                   help="when learners see the hidden tests (default %(default)s; the visible "
+                        "checks always show)")
+
+    t = commands.add_parser("gradescope-try", help="grade a notebook with an autograder zip in "
+                            "Gradescope's layout on this machine (root, bubblewrap)")
+    t.add_argument("zip")
+    t.add_argument("notebook", help="a notebook, or a folder standing for the whole upload")
+    t.add_argument("--results", metavar="FILE", help="also write results.json here")
+
     p = commands.add_parser("privacy", help="warn when other users can read the suites, the "
                             "solutions or the gradebook")
     p.add_argument("course_root", nargs="?", help="the course root (default: this checkout or "
@@ -92,6 +115,20 @@ def main(argv=None):
         if flagged:
             print("flagged for review (code that patches modules or names the grader's agent):")
             print("\n".join(flagged))
+        return 0
+    if args.command == "gradescope":
+        from .gradescope import build
+        path = build(args.assignment, args.output or f"gradescope-{args.assignment}.zip",
+                     args.visibility)
+        print(f"wrote {path}: upload it as the autograder of {args.assignment} "
+              f"(see docs/gradescope.md)")
+        return 0
+    if args.command == "gradescope-try":
+        from .gradescope import try_zip
+        payload = try_zip(args.zip, args.notebook, args.results)
+        payload.pop("_stdout", None)
+        json.dump(payload, sys.stdout, indent=2)
+        print()
         return 0
     if args.command == "privacy":
         from .privacy import main as privacy

@@ -158,7 +158,8 @@ def __attention_course_call__(request_text):
 
 def bootstrap():
     """Source that installs this module in a kernel as ``__attention_course_agent__``."""
-    source = open(__file__.replace(".pyc", ".py"), encoding="utf-8").read()
+    with open(__file__.replace(".pyc", ".py"), encoding="utf-8") as handle:
+        source = handle.read()
     return (
         "import types as __t\n"
         "__attention_course_agent__ = __t.ModuleType('attention_course_agent')\n"

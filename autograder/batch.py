@@ -79,7 +79,7 @@ def grade_many(paths, assignment=None, options=None, jobs=None, state=None, prog
     notebook may be a link (a class's ``submitted/`` folder).
     """
     options = options or engine.Options()
-    options.sandboxed()  # refuse (require) or warn (auto) once, before any work
+    options.confinement()  # refuse (require) or warn (auto) once, before any work
     results, todo = [None] * len(paths), []
     for index, path in enumerate(paths):
         try:
@@ -120,24 +120,6 @@ def zero_sheet(path, assignment, reason):
 
 
 # ------------------------------------------------------------------ output formats
-
-def gradescope(results):
-    """Gradescope's results.json for one submission (one learner's notebooks)."""
-    several = len(results) > 1
-    tests = []
-    for result in results:
-        for test in result["tests"]:
-            tests.append({
-                "name": (f"{result['assignment']} / " if several else "") + test["name"],
-                "score": test["score"], "max_score": test["max_score"],
-                "status": "passed" if test["status"] == "passed" else "failed",
-                "output": test["feedback"] or "passed", "visibility": "visible"})
-    errors = [e for r in results for e in r["errors"]]
-    return {"score": round(sum(r["score"] for r in results), 6),
-            "max_score": round(sum(r["max_score"] for r in results), 6),
-            "output": "\n".join(errors) if errors else "All notebooks ran.",
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
-
 
 def write_csv(results, path):
     with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -184,7 +166,9 @@ def grade_command(args):
     elif args.json:
         Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
     if args.gradescope:
-        Path(args.gradescope).write_text(json.dumps(gradescope(results), indent=2) + "\n")
+        from .gradescope import results_json
+        Path(args.gradescope).write_text(
+            json.dumps(results_json(results, args.visibility), indent=2) + "\n")
     if args.csv:
         write_csv(results, args.csv)
     if args.json != "-":

@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import batch, catalogue, course, grade, reference
+from . import catalogue, course, grade, reference
+from .gradescope import results_json
 
 OUTPUT = reference.REPO / "demo-output"
 ASSIGNMENTS = ("00-getting-started", "02-scoring")
@@ -207,7 +208,7 @@ def run(output=OUTPUT, size=CLASS_SIZE, jobs=None, quiet=False):
     gradescope_dir.mkdir()
     for learner, per_assignment in results.items():
         (gradescope_dir / f"{learner}.json").write_text(
-            json.dumps(batch.gradescope(list(per_assignment.values())), indent=2))
+            json.dumps(results_json(list(per_assignment.values())), indent=2))
     from .report import write_report
     report = write_report(results, learners, output / "report")
 

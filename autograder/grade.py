@@ -33,7 +33,8 @@ class Options:
     limits: confinement.Limits = dataclasses.field(default_factory=confinement.Limits)
     private: tuple = ()              # course folders to cover should they ever be visible
 
-    def sandboxed(self):
+    def confinement(self):
+        """How learner code will be confined here (see :func:`sandbox.resolve_mode`)."""
         return confinement.resolve_mode(self.sandbox)
 
 
@@ -48,7 +49,7 @@ class Execution:
         self.notebook = notebook
         self.options = options
         self.deadline = deadline
-        self.session = KernelSession(sandboxed=options.sandboxed(), limits=options.limits,
+        self.session = KernelSession(mode=options.confinement(), limits=options.limits,
                                      private=(*options.private, *_course_folders()))
         self.good_cells = []   # sources that ran cleanly, replayed after a crash
         self.errors = []
@@ -58,7 +59,7 @@ class Execution:
         return self.deadline - time.monotonic()
 
     def run_all(self):
-        self.session.start(timeout=max(1.0, min(60.0, self.remaining())))
+        self.session.start_with_retry(timeout=max(1.0, min(60.0, self.remaining())))
         # The agent goes in first, so it holds references taken before any learner code ran.
         self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
         cells_end = min(self.deadline, time.monotonic() + self.options.notebook_timeout)
@@ -211,12 +212,37 @@ def grade_notebook(path, assignment=None, options=None, cache=None, root=None):
         if execution is not None:
             execution.close()
     result = summarize(str(path), assignment, results, errors, flags)
+    if execution is not None:
+        result["checks"] = visible_checks(executed)
     if entry is not None:
         entry.parent.mkdir(parents=True, exist_ok=True)
         temporary = entry.with_name(f".{entry.name}.{os.getpid()}")
         temporary.write_text(json.dumps({"result": result, "executed": executed}))
         os.replace(temporary, entry)
     return result, executed
+
+
+def visible_checks(executed):
+    """exercise -> {"status", "message"}: how each visible check cell (``check_<function>``) fared
+    when the learner's notebook ran, which the learner could see for themselves."""
+    checks = {}
+    for cell in executed["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        gid = meta.get("grade_id") or ""
+        if cell["cell_type"] != "code" or not meta.get("grade") or meta.get("solution") \
+                or not gid.startswith("check_"):
+            continue
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if errors:
+            message = f"{errors[0].get('ename')}: {errors[0].get('evalue')}"[:1000]
+            checks[gid[len("check_"):]] = {"status": "failed", "message": message}
+        elif not cell.get("outputs"):
+            checks[gid[len("check_"):]] = {"status": "failed", "message": "this check did not "
+                                           "run: the notebook stopped before it"}
+        else:
+            checks[gid[len("check_"):]] = {"status": "passed",
+                                           "message": "the visible checks pass"}
+    return checks
 
 
 def content_key(assignment, content):

@@ -51,8 +51,8 @@ class CallFailed(Exception):
 class KernelSession:
     """One learner kernel, started confined, with its own runtime folder on the host."""
 
-    def __init__(self, sandboxed=False, limits=None, private=(), startup_timeout=60):
-        self.sandboxed = sandboxed
+    def __init__(self, mode=sandbox.LIMITS, limits=None, private=(), startup_timeout=60):
+        self.mode = mode  # sandbox.BUBBLEWRAP, USER or LIMITS
         self.limits = limits or sandbox.Limits()
         self.private = tuple(str(p) for p in private)  # folders to cover if ever made visible
         self.startup_timeout = startup_timeout
@@ -65,16 +65,31 @@ class KernelSession:
         self.restarts = 0
         self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
 
+    @property
+    def sandboxed(self):
+        return self.mode == sandbox.BUBBLEWRAP
+
     # ------------------------------------------------------------ lifecycle
     def start(self, timeout=None):
         """Start the kernel and wait until it answers; raise CallFailed if it does not."""
         self.runtime = Path(tempfile.mkdtemp(prefix="attention-kernel-"))
-        self.runtime.chmod(0o700)
-        inside = sandbox.INSIDE_SOCKETS if self.sandboxed else str(self.runtime / "ipc")
+        # Another user (the kernel's) must reach its home and the connection file, not list them.
+        self.runtime.chmod(0o711 if self.mode == sandbox.USER else 0o700)
+        self.home = self.runtime / "home"
+        if self.sandboxed:
+            inside = sandbox.INSIDE_SOCKETS
+        else:
+            self.home.mkdir(mode=0o700)
+            (self.home / ".kernel").mkdir()
+            inside = str(self.home / ".kernel" / "ipc")
         connection = self.runtime / "kernel.json"
         _, info = write_connection_file(str(connection), transport="ipc", ip=inside,
                                         key=secrets.token_hex(32).encode())
-        connection.chmod(0o644)  # the kernel's user must read it; the folder stays 0700
+        connection.chmod(0o644)  # the kernel's user must read it
+        self.uid = sandbox.kernel_uid() if os.geteuid() == 0 else None
+        if self.mode == sandbox.USER:
+            for path in (self.home, self.home / ".kernel"):
+                os.chown(path, self.uid, self.uid)
         self.cgroup = sandbox.Cgroup(f"attention-{os.getpid()}-{secrets.token_hex(4)}",
                                      self.limits)
         command = self._command(connection)
@@ -82,8 +97,9 @@ class KernelSession:
         try:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=self._launch_environment(), cwd=str(self.runtime), start_new_session=True,
-                close_fds=True)
+                env=self._launch_environment(), cwd=str(self.runtime if self.sandboxed
+                                                         else self.home),
+                start_new_session=True, close_fds=True)
         finally:
             log.close()
         info = dict(info)
@@ -108,22 +124,20 @@ class KernelSession:
         # one: set on bubblewrap, the process limit would count every process of the grading
         # user, and one learner's fork bomb would stop another's kernel from starting.
         limits = sandbox.limit_prefix(self.limits)
-        if not self.sandboxed:
+        if self.mode == sandbox.LIMITS:
             return self.cgroup.prefix() + limits + kernel
-        uid = sandbox.kernel_uid() if os.geteuid() == 0 else None
+        if self.mode == sandbox.USER:  # root without namespaces: at least another identity
+            return self.cgroup.prefix() + sandbox.setpriv_prefix(self.uid) + limits + kernel
         passwd = self.runtime / "passwd"
-        passwd.write_text(sandbox.passwd_text(uid if uid is not None else 1000))
+        passwd.write_text(sandbox.passwd_text(self.uid if self.uid is not None else 1000))
         passwd.chmod(0o644)
-        args = sandbox.bubblewrap_args(connection, self.limits, passwd, uid, self.private)
+        args = sandbox.bubblewrap_args(connection, self.limits, passwd, self.uid, self.private)
         return self.cgroup.prefix() + args + limits + kernel
 
     def _launch_environment(self):
         if self.sandboxed:  # bubblewrap clears it and sets the kernel's own
             return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-        home = self.runtime / "home"
-        home.mkdir()
-        return sandbox.kernel_environment(str(home), {"JPY_PARENT_PID": str(os.getpid()),
-                                                      "PATH": os.environ.get("PATH", "")})
+        return sandbox.kernel_environment(str(self.home), {"JPY_PARENT_PID": str(os.getpid())})
 
     def _sandbox_root(self, timeout):
         """The pid of the sandbox's first process, whose /proc root is the sandbox's root."""
@@ -139,8 +153,9 @@ class KernelSession:
             if self.process.poll() is not None:
                 break
             time.sleep(0.005)
+        tail = self._log_tail()
         self.shutdown()
-        raise CallFailed("the sandbox did not start" + self._log_tail())
+        raise CallFailed("the sandbox did not start" + tail)
 
     def _wait_ready(self, timeout):
         deadline = time.monotonic() + timeout
@@ -221,10 +236,22 @@ class KernelSession:
         self.process = self.client = self.context = self.cgroup = self.runtime = None
         self.monitor = None
 
+    def start_with_retry(self, timeout=None, attempts=3):
+        """:meth:`start`, tried again when the machine itself failed to start the kernel (a
+        busy machine, a transient resource shortage): that must never cost a learner points."""
+        deadline = time.monotonic() + (timeout or self.startup_timeout)
+        for attempt in range(attempts):
+            try:
+                return self.start(max(1.0, deadline - time.monotonic()))
+            except CallFailed:
+                if attempt == attempts - 1 or deadline - time.monotonic() < 2:
+                    raise
+                time.sleep(0.5)
+
     def restart(self, timeout=None):
         self.shutdown()
         self.restarts += 1
-        self.start(timeout)
+        self.start_with_retry(timeout)
 
     def alive(self):
         return self.process is not None and self.process.poll() is None

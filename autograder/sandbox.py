@@ -70,23 +70,53 @@ def available():
     return sys.platform.startswith("linux") and bubblewrap() is not None
 
 
-def resolve_mode(mode):
-    """``auto`` sandboxes where bubblewrap exists, ``require`` refuses without it, ``off`` never."""
-    if mode == "off":
+@functools.lru_cache(maxsize=None)
+def namespaces_work():
+    """Whether bubblewrap can build a sandbox on this machine. Containers (Docker, Gradescope's
+    graders) usually forbid the namespaces it needs, even to root."""
+    if not available():
         return False
-    if available():
+    args = [bubblewrap(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    if os.geteuid() != 0:
+        args.append("--unshare-user")
+    try:
+        return subprocess.run(args + ["--", "true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+# How learner code is confined, strongest first.
+BUBBLEWRAP = "bubblewrap"  # the allowlist sandbox, another identity, no network, limits
+USER = "user"              # root without namespaces: another identity and limits, no allowlist
+LIMITS = "limits"          # resource limits only (no bubblewrap, not root)
+
+
+def resolve_mode(mode):
+    """The confinement to use: ``auto`` takes the strongest this machine allows, ``require``
+    refuses anything weaker than bubblewrap, ``off`` applies resource limits only."""
+    if mode == "off":
+        return LIMITS
+    if namespaces_work():
         if os.geteuid() == 0 and setpriv() is None:
             raise SandboxUnavailable("grading as root needs setpriv (util-linux) to run learner "
                                      "code as another user; install util-linux")
-        return True
+        return BUBBLEWRAP
     if mode == "require":
+        reason = ("bubblewrap (bwrap) is not installed" if not available() else
+                  "bubblewrap cannot create namespaces on this machine (a container?)")
         raise SandboxUnavailable(
-            "bubblewrap (bwrap) is not installed, and --require-sandbox was given. "
-            "Install it (Debian/Ubuntu: apt-get install bubblewrap) or drop --require-sandbox.")
+            f"{reason}, and --require-sandbox was given. Install bubblewrap (Debian/Ubuntu: "
+            f"apt-get install bubblewrap) where namespaces are allowed, or drop --require-sandbox.")
+    if os.geteuid() == 0 and setpriv() is not None:
+        warnings.warn("bubblewrap cannot sandbox learner code here: it runs as an unprivileged "
+                      "user of its own, with resource limits, but sees the machine's files as "
+                      "that user would.", RuntimeWarning, stacklevel=2)
+        return USER
     warnings.warn("bubblewrap (bwrap) is not installed: learner code runs with resource limits "
                   "only, NOT sandboxed. Install bubblewrap to confine it.", RuntimeWarning,
                   stacklevel=2)
-    return False
+    return LIMITS
 
 
 def kernel_uid():
@@ -263,11 +293,16 @@ def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=()):
     if uid is not None:  # root: keep only what setpriv needs to become the kernel's own user
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                  "--cap-add", "CAP_SETPCAP", "--"]
-        args += [setpriv(), f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
+        args += setpriv_prefix(uid)
     else:  # an ordinary user: a user namespace maps the grader's id, nothing else is reachable
         args += ["--unshare-user", "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL", "--"]
     return args
+
+
+def setpriv_prefix(uid):
+    """Become ``uid`` (group ``uid``, no supplementary groups), keeping no capability."""
+    return [setpriv(), f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
 
 
 def passwd_text(uid):

@@ -60,7 +60,8 @@ def options():
 
 
 def base():
-    return json.loads(SOLUTION_FILE.read_text())
+    """A complete, correct submission (the release with every answer filled in)."""
+    return catalogue.filled_notebook(ASSIGNMENT)
 
 
 def with_answer(source):
@@ -698,7 +699,12 @@ def test_attacks_through_nbgrader_collect_autograde_and_feedback(who, request, s
 
 def test_require_sandbox_refuses_without_bubblewrap(monkeypatch):
     monkeypatch.setattr(sandbox, "bubblewrap", lambda: None)
+    monkeypatch.setattr(sandbox, "namespaces_work", lambda: False)
     with pytest.raises(sandbox.SandboxUnavailable, match="bubblewrap"):
-        grade.Options(sandbox="require").sandboxed()
+        grade.Options(sandbox="require").confinement()
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.warns(RuntimeWarning, match="NOT sandboxed"):
-        assert grade.Options(sandbox="auto").sandboxed() is False
+        assert grade.Options(sandbox="auto").confinement() == sandbox.LIMITS
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with pytest.warns(RuntimeWarning, match="unprivileged user of its own"):
+        assert grade.Options(sandbox="auto").confinement() == sandbox.USER

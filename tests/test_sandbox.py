@@ -69,7 +69,7 @@ def test_inside_a_kernel_only_the_allowlist_is_mounted():
         pytest.skip("bubblewrap is not installed")
     expected, covers = mount_args(sandbox.bubblewrap_args(Path("/k"), sandbox.Limits(),
                                                           Path("/p"), uid=1))
-    with KernelSession(sandboxed=True) as kernel:
+    with KernelSession(mode=sandbox.BUBBLEWRAP) as kernel:
         result = kernel.execute(
             "import json, os\nprint(json.dumps([[l.split()[4] for l in open('/proc/self/mountinfo')],"
             " sorted(os.listdir('/')), os.getuid(), dict(os.environ)]))", 30)
