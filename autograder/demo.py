@@ -28,8 +28,9 @@ CLASS_SIZE = 32
 # Neither can work, so that function earns nothing.
 CHEATS = {
     "reads the hidden suite": (
-        "import glob\n"
-        "if glob.glob('/**/suites/**/test_*.py', recursive=True):\n"
+        "import glob, os\n"
+        "if glob.glob('/*/*/autograder/suites/*/test_*.py') + glob.glob('/*/*/*/autograder/suites/*/"
+        "test_*.py'):\n"
         "    from solution import *  # never reached inside the sandbox\n"),
     "patches numpy so every comparison passes": (
         "import numpy\nnumpy.allclose = lambda *a, **k: True\n"
