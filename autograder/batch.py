@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from . import grade as engine
-from . import reference, suite
+from . import lifetime, reference, suite
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,6 +38,8 @@ def grade_safely(path, assignment, options, cache=None, root=None):
     try:
         result, _ = engine.grade_notebook(path, assignment, options, cache, root)
         return result
+    except engine.StateFull:
+        raise  # not the learner's fault and not a result: grading stops, keeping what it has
     except Exception as error:  # a bug of ours must not cost the rest of the class
         return zero_sheet(path, assignment,
                           f"the grader failed on this notebook ({type(error).__name__}: {error})")
@@ -80,6 +82,7 @@ def grade_many(paths, assignment=None, options=None, jobs=None, state=None, prog
     """
     options = options or engine.Options()
     options.confinement()  # refuse (require) or warn (auto) once, before any work
+    lifetime.clear_leftovers(state)  # what an earlier, killed run left behind
     results, todo = [None] * len(paths), []
     for index, path in enumerate(paths):
         try:
@@ -101,16 +104,25 @@ def grade_many(paths, assignment=None, options=None, jobs=None, state=None, prog
         for index, job in todo:
             record(index, _worker(job))
     else:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+        # Workers die with this process (however it dies), and their kernels with them.
+        with concurrent.futures.ProcessPoolExecutor(
+                max_workers=jobs, initializer=lifetime.die_with_parent) as pool:
             futures = {pool.submit(_worker, job): (index, job) for index, job in todo}
-            for future in concurrent.futures.as_completed(futures):
-                index, job = futures[future]
-                try:
-                    result = future.result()
-                except Exception as error:  # the worker process itself died
-                    result = zero_sheet(job[0], job[1],
-                                        f"the grading process died ({type(error).__name__})")
-                record(index, result)
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    index, job = futures[future]
+                    try:
+                        result = future.result()
+                    except engine.StateFull:
+                        raise
+                    except Exception as error:  # the worker process itself died
+                        result = zero_sheet(job[0], job[1],
+                                            f"the grading process died ({type(error).__name__})")
+                    record(index, result)
+            except engine.StateFull:
+                for future in futures:
+                    future.cancel()
+                raise
     return results
 
 
@@ -159,6 +171,11 @@ def grade_command(args):
     except SandboxUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except engine.StateFull as error:
+        print(f"error: grading stopped: {error.strerror}. Every result already kept there is "
+              f"intact; free some space and run the same command again to grade the rest.",
+              file=sys.stderr)
+        return 3
     payload = results[0] if len(results) == 1 else results
     if args.json == "-":
         json.dump(payload, sys.stdout, indent=2)

@@ -6,6 +6,7 @@ for calls, replay after a crash), :func:`suite.run` (score each hidden test). Wh
 result is a complete score sheet: every test listed, 0 where it could not pass, and a line why.
 """
 import dataclasses
+import errno
 import hashlib
 import json
 import os
@@ -215,11 +216,33 @@ def grade_notebook(path, assignment=None, options=None, cache=None, root=None):
     if execution is not None:
         result["checks"] = visible_checks(executed)
     if entry is not None:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        temporary = entry.with_name(f".{entry.name}.{os.getpid()}")
-        temporary.write_text(json.dumps({"result": result, "executed": executed}))
-        os.replace(temporary, entry)
+        keep(entry, json.dumps({"result": result, "executed": executed}))
     return result, executed
+
+
+class StateFull(OSError):
+    """The state folder's disk is full: grading must stop, keeping what it recorded."""
+
+
+def keep(entry, text):
+    """Write ``text`` to ``entry`` so that a reader only ever sees the whole of it: a temporary
+    file named after this process (cleared by a later run if this one is killed), flushed to
+    disk, then renamed into place. A full disk raises :class:`StateFull` and leaves nothing."""
+    entry = Path(entry)
+    temporary = entry.with_name(f".{entry.name}.{os.getpid()}")
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, entry)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StateFull(error.errno, f"the state folder {entry.parent} is full "
+                            f"({error.strerror})") from None
+        raise
 
 
 def visible_checks(executed):

@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from jupyter_client import BlockingKernelClient
 from zmq.utils.monitor import recv_monitor_message
 from jupyter_client.connect import write_connection_file
 
-from . import agent, sandbox, wire
+from . import agent, lifetime, sandbox, wire
 
 MAX_OUTPUT_CHARS = 20_000       # of one cell's outputs; the rest is dropped with a note
 MAX_NOTEBOOK_OUTPUT_CHARS = 2_000_000  # of all cells' outputs together
@@ -72,7 +71,7 @@ class KernelSession:
     # ------------------------------------------------------------ lifecycle
     def start(self, timeout=None):
         """Start the kernel and wait until it answers; raise CallFailed if it does not."""
-        self.runtime = Path(tempfile.mkdtemp(prefix="attention-kernel-"))
+        self.runtime = lifetime.runtime_folder()
         # Another user (the kernel's) must reach its home and the connection file, not list them.
         self.runtime.chmod(0o711 if self.mode == sandbox.USER else 0o700)
         self.home = self.runtime / "home"
@@ -124,8 +123,9 @@ class KernelSession:
         # one: set on bubblewrap, the process limit would count every process of the grading
         # user, and one learner's fork bomb would stop another's kernel from starting.
         limits = sandbox.limit_prefix(self.limits)
-        if self.mode == sandbox.LIMITS:
-            return self.cgroup.prefix() + limits + kernel
+        if self.mode == sandbox.LIMITS:  # dies with the grader, where setpriv can arrange it
+            dies = sandbox.setpriv_prefix() if sandbox.setpriv() else []
+            return self.cgroup.prefix() + dies + limits + kernel
         if self.mode == sandbox.USER:  # root without namespaces: at least another identity
             return self.cgroup.prefix() + sandbox.setpriv_prefix(self.uid) + limits + kernel
         passwd = self.runtime / "passwd"

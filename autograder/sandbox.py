@@ -293,16 +293,32 @@ def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=()):
     if uid is not None:  # root: keep only what setpriv needs to become the kernel's own user
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                  "--cap-add", "CAP_SETPCAP", "--"]
-        args += setpriv_prefix(uid)
+        args += setpriv_prefix(uid)[:-1]  # bwrap's command goes on after the prefix
     else:  # an ordinary user: a user namespace maps the grader's id, nothing else is reachable
         args += ["--unshare-user", "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL", "--"]
     return args
 
 
-def setpriv_prefix(uid):
-    """Become ``uid`` (group ``uid``, no supplementary groups), keeping no capability."""
-    return [setpriv(), f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
+def setpriv_prefix(uid=None):
+    """Become ``uid`` (group ``uid``, no supplementary groups), keeping no capability; and, where
+    setpriv can, be killed when the process that started this one dies (a change of identity
+    clears that signal, so setpriv sets it afterwards). With ``uid=None``, only the latter."""
+    args = [setpriv()]
+    if uid is not None:
+        args += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+                 "--bounding-set=-all", "--no-new-privs"]
+    if setpriv_knows_pdeathsig():
+        args.append("--pdeathsig=SIGKILL")
+    return args + ["--"]
+
+
+@functools.lru_cache(maxsize=None)
+def setpriv_knows_pdeathsig():
+    tool = setpriv()
+    if tool is None:
+        return False
+    done = subprocess.run([tool, "--help"], capture_output=True, text=True)
+    return "--pdeathsig" in done.stdout
 
 
 def passwd_text(uid):
@@ -341,7 +357,8 @@ class Cgroup:
             if folder:
                 self.folders.append(folder)
 
-    def _own_path(self, controller):
+    @staticmethod
+    def _own_path(controller):
         try:
             lines = Path("/proc/self/cgroup").read_text().splitlines()
         except OSError:
@@ -374,6 +391,40 @@ class Cgroup:
     def active(self):
         return bool(self.folders)
 
+    @classmethod
+    def parents(cls):
+        """The folders this process makes its groups in (one per controller, or one for v2)."""
+        found = []
+        for controller in ("pids", "memory", None):
+            own = cls._own_path(controller)
+            if own is not None:
+                base = cls.ROOT / controller if controller else cls.ROOT
+                found.append(base / own.lstrip("/"))
+        return found
+
+    @staticmethod
+    def remove(folder):
+        """Kill everything in the group ``folder``, then remove it."""
+        import signal
+        import time
+        for _ in range(50):
+            try:
+                pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+            except OSError:
+                break
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
     def prefix(self):
         """A shell step that moves the kernel into the group(s) before it starts."""
         if not self.folders:
@@ -382,24 +433,6 @@ class Cgroup:
         return ["/bin/sh", "-c", f'{joins} && exec "$@"', "confine"]
 
     def close(self):
-        import signal
-        import time
         for folder in self.folders:
-            for _ in range(50):
-                try:
-                    pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
-                except OSError:
-                    break
-                if not pids:
-                    break
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                time.sleep(0.05)
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
+            self.remove(folder)
         self.folders = []

@@ -76,8 +76,11 @@ def test_command_line_writes_json_csv_and_gradescope(tmp_path):
     assert rows[0] == "notebook,assignment,score,max_score,errors" and len(rows) == 3
     gs = json.loads((tmp_path / "gs.json").read_text())
     assert gs["score"] == results[0]["max_score"]
-    assert all(set(t) >= {"name", "score", "max_score", "status", "output", "visibility"}
-               for t in gs["tests"])
+    assert all(set(t) >= {"name", "status", "output", "visibility"} for t in gs["tests"])
+    scored = [t for t in gs["tests"] if "max_score" in t]
+    assert sum(t["max_score"] for t in scored) == sum(r["max_score"] for r in results)
+    assert all("score" in t and "number" in t for t in scored)
+    assert all(t["visibility"] == "visible" for t in gs["tests"] if "max_score" not in t)
 
 
 def test_rerun_with_state_does_not_regrade(tmp_path):
