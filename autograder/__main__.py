@@ -12,6 +12,7 @@
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from . import grade as engine
 from . import reference
@@ -72,6 +73,9 @@ def main(argv=None):
     a.add_argument("--student", action="append", help="only these students (repeatable)")
     a.add_argument("--require-sandbox", action="store_const", dest="sandbox", const="require",
                    default="auto")
+    a.add_argument("--lock-wait", type=float, default=120.0, metavar="SECONDS",
+                   help="how long recording waits for a gradebook that another program (the "
+                        "formgrader, another command) is writing (default 120)")
     add_time_options(a)
 
     commands.add_parser("demo", help="release, grade a sample class, print the grade table")
@@ -99,16 +103,22 @@ def main(argv=None):
 
     args = parser.parse_args(argv)
     if args.command == "grade":
-        from .batch import grade_command
         return grade_command(args)
     if args.command == "release":
         from .course import release
         return release(args.assignments or reference.assignments())
     if args.command == "autograde":
-        from .course import autograde
-        from .batch import flag_lines
-        results = autograde(args.assignment, args.jobs, students=args.student,
-                            options=options_from(args))
+        from .course import GradebookBusy, autograde
+        from .formats import flag_lines
+        from .grade import StateFull
+        try:
+            results = autograde(args.assignment, args.jobs, students=args.student,
+                                options=options_from(args), lock_wait=args.lock_wait)
+        except StateFull as error:
+            return state_full(error)
+        except GradebookBusy as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 4
         print(f"graded {len(results)} submissions of {args.assignment}; see `nbgrader formgrader` "
               f"or `nbgrader export`")
         flagged = flag_lines(results)
@@ -137,6 +147,43 @@ def main(argv=None):
         from .demo import main as demo
         return demo()
     return 2
+
+
+def state_full(error):
+    print(f"error: grading stopped: {error.strerror}. Every result already kept there is "
+          f"intact; free some space and run the same command again to grade the rest.",
+          file=sys.stderr)
+    return 3
+
+
+def grade_command(args):
+    from .batch import grade_many
+    from .formats import table, write_csv
+    from .grade import StateFull, keep
+    from .sandbox import SandboxUnavailable
+    options = options_from(args)
+    try:
+        results = grade_many([Path(p) for p in args.notebooks], args.assignment, options,
+                             args.jobs, args.state, progress=True)
+    except SandboxUnavailable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except StateFull as error:
+        return state_full(error)
+    payload = results[0] if len(results) == 1 else results
+    if args.json == "-":
+        json.dump(payload, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.json:
+        keep(args.json, json.dumps(payload, indent=2) + "\n")
+    if args.gradescope:
+        from .gradescope import results_json
+        keep(args.gradescope, json.dumps(results_json(results, args.visibility), indent=2) + "\n")
+    if args.csv:
+        write_csv(results, args.csv)
+    if args.json != "-":
+        print(table(results))
+    return 0
 
 
 if __name__ == "__main__":

@@ -7,47 +7,18 @@ bytes and the version of its assignment's suite. Rerunning the same command afte
 result.
 """
 import concurrent.futures
-import csv
-import functools
-import hashlib
-import json
 import os
 import sys
 import time
 from pathlib import Path
 
 from . import grade as engine
-from . import lifetime, reference, suite
-
-
-@functools.lru_cache(maxsize=None)
-def suite_version(assignment):
-    """Changes whenever the suite, its catalogue, the solution or the release notebook change."""
-    digest = hashlib.sha256()
-    files = sorted(suite.suite_path(assignment).rglob("*.py"))
-    files += [reference.solution_notebook(assignment), reference.release_notebook(assignment)]
-    files += sorted(Path(engine.__file__).parent.glob("*.py"))
-    for path in files:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def grade_safely(path, assignment, options, cache=None, root=None):
-    """grade_notebook, but an internal failure still yields a complete, zero score sheet."""
-    try:
-        result, _ = engine.grade_notebook(path, assignment, options, cache, root)
-        return result
-    except engine.StateFull:
-        raise  # not the learner's fault and not a result: grading stops, keeping what it has
-    except Exception as error:  # a bug of ours must not cost the rest of the class
-        return zero_sheet(path, assignment,
-                          f"the grader failed on this notebook ({type(error).__name__}: {error})")
+from . import lifetime
 
 
 def _worker(job):
     path, assignment, options, cache, root = job
-    return grade_safely(path, assignment, options, cache, root)
+    return engine.grade_safely(path, assignment, options, cache, root)
 
 
 class Progress:
@@ -116,7 +87,7 @@ def grade_many(paths, assignment=None, options=None, jobs=None, state=None, prog
                     except engine.StateFull:
                         raise
                     except Exception as error:  # the worker process itself died
-                        result = zero_sheet(job[0], job[1],
+                        result = engine.failure_sheet(job[0], job[1],
                                             f"the grading process died ({type(error).__name__})")
                     record(index, result)
             except engine.StateFull:
@@ -124,70 +95,3 @@ def grade_many(paths, assignment=None, options=None, jobs=None, state=None, prog
                     future.cancel()
                 raise
     return results
-
-
-def zero_sheet(path, assignment, reason):
-    """Every test at 0: the result when grading itself failed (the learner is told to ask)."""
-    return engine.zero_sheet(path, assignment, f"{reason}. Tell your instructor")
-
-
-# ------------------------------------------------------------------ output formats
-
-def write_csv(results, path):
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["notebook", "assignment", "score", "max_score", "errors"])
-        for r in results:
-            writer.writerow([r["notebook"], r["assignment"], f"{r['score']:g}",
-                             f"{r['max_score']:g}", " | ".join(r["errors"])])
-
-
-def table(results):
-    width = max([len(Path(r["notebook"]).parent.name + "/" + Path(r["notebook"]).name)
-                 for r in results] + [8])
-    lines = [f"{'notebook':<{width}}  {'assignment':<22} {'score':>13}"]
-    for r in results:
-        name = Path(r["notebook"]).parent.name + "/" + Path(r["notebook"]).name
-        lines.append(f"{name:<{width}}  {str(r['assignment']):<22} "
-                     f"{r['score']:>6g} / {r['max_score']:<4g}" + ("  flagged" if r.get("flags") else ""))
-    flagged = flag_lines(results)
-    if flagged:
-        lines += ["", "Flagged for review (code that patches modules or names the grader's agent; "
-                      "some checks rest on the kernel's word, see the README):", *flagged]
-    return "\n".join(lines)
-
-
-def flag_lines(results):
-    return [f"  {r['notebook']}: {flag}" for r in results for flag in r.get("flags", [])]
-
-
-def grade_command(args):
-    from .__main__ import options_from
-    from .sandbox import SandboxUnavailable
-    options = options_from(args)
-    try:
-        results = grade_many([Path(p) for p in args.notebooks], args.assignment, options,
-                             args.jobs, args.state, progress=True)
-    except SandboxUnavailable as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except engine.StateFull as error:
-        print(f"error: grading stopped: {error.strerror}. Every result already kept there is "
-              f"intact; free some space and run the same command again to grade the rest.",
-              file=sys.stderr)
-        return 3
-    payload = results[0] if len(results) == 1 else results
-    if args.json == "-":
-        json.dump(payload, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    elif args.json:
-        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
-    if args.gradescope:
-        from .gradescope import results_json
-        Path(args.gradescope).write_text(
-            json.dumps(results_json(results, args.visibility), indent=2) + "\n")
-    if args.csv:
-        write_csv(results, args.csv)
-    if args.json != "-":
-        print(table(results))
-    return 0

@@ -1,40 +1,17 @@
 """The nbgrader course around the notebooks: releasing and running nbgrader commands."""
+import hashlib
+import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from . import reference
+from . import lifetime, reference
 from .reference import REPO, solution_notebook
-
-
-def site_config():
-    """What the site's and the user's nbgrader configuration files set (``/etc/jupyter``,
-    ``~/.jupyter``, ``$JUPYTER_CONFIG_PATH``...), without the course's own ``nbgrader_config.py``."""
-    from jupyter_core.paths import jupyter_config_path
-    from traitlets.config import Config
-    from traitlets.config.loader import (ConfigFileNotFound, JSONFileConfigLoader,
-                                         PyFileConfigLoader)
-    own = (REPO / "nbgrader_config.py").resolve()
-    merged = Config()
-    for folder in reversed(jupyter_config_path()):  # lowest priority first
-        for loader, name in ((JSONFileConfigLoader, "nbgrader_config.json"),
-                             (PyFileConfigLoader, "nbgrader_config.py")):
-            path = Path(folder) / name
-            if not path.is_file() or path.resolve() == own:
-                continue
-            try:
-                merged.merge(loader(name, path=folder).load_config())
-            except (ConfigFileNotFound, OSError):
-                continue
-    return merged
-
-
-def course_root(site=None):
-    """The nbgrader course root: the site's or user's ``CourseDirectory.root``, else this checkout."""
-    site = site_config() if site is None else site
-    return Path(site.CourseDirectory.root) if "root" in site.CourseDirectory else REPO
+from .state import cache_dir, course_root, site_config, state_dir  # noqa: F401  (this module's interface)
 
 
 def configure(c, root=None):
@@ -76,19 +53,6 @@ def single_machine_defaults(c, site):
     return c
 
 
-def state_dir(root=None):
-    """Where the course's working state lives: ``$ATTENTION_COURSE_STATE``, else ``.course/`` in
-    the course root (nbgrader_config.py computes the same)."""
-    if os.environ.get("ATTENTION_COURSE_STATE"):
-        return Path(os.environ["ATTENTION_COURSE_STATE"])
-    return Path(root or course_root()) / ".course"
-
-
-def cache_dir(state=None):
-    return Path(state or state_dir()) / "grading-cache"
-
-
-
 # nbgrader's command line, started without rfc3987-syntax: jsonschema imports it to check IRIs,
 # which nbgrader never does, and it compiles 38 grammars on import (about 2 s per command).
 NBGRADER_MAIN = ("import sys; sys.modules['rfc3987_syntax'] = None; "
@@ -105,7 +69,8 @@ def nbgrader(*args, state=None, check=True, cwd=REPO, env_extra=None, quiet=True
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env.update(env_extra or {})
     completed = subprocess.run([sys.executable, "-c", NBGRADER_MAIN, *args], cwd=cwd, env=env,
-                               text=True, capture_output=quiet)
+                               text=True, capture_output=quiet,
+                               preexec_fn=lifetime.die_with_parent)
     if check and completed.returncode != 0:
         raise RuntimeError(f"nbgrader {' '.join(args)} failed ({completed.returncode}):\n"
                            + (completed.stdout or "")[-2000:] + (completed.stderr or "")[-4000:])
@@ -152,14 +117,19 @@ def submissions(assignment, state=None, students=None):
     return found, notes
 
 
+LOCK_WAIT = 120.0  # seconds recording waits for a gradebook another program is writing
+
+
 def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, students=None,
-              options=None):
+              options=None, lock_wait=LOCK_WAIT):
     """Grade every submission of ``assignment`` in parallel, then record the grades with
     ``nbgrader autograde`` (which finds each result in the cache and only writes the gradebook,
-    one notebook at a time). Returns the results of the parallel pass."""
+    one notebook at a time). Returns the results of the parallel pass.
+
+    Crash-only: killed at any moment, the same command resumes. Grading resumes from the cache;
+    recording redoes every submission not marked as recorded (see :func:`record`)."""
     from . import batch, grade
     options = options or grade.Options(sandbox=sandbox)
-    sandbox = options.sandbox
     state = Path(state or state_dir())
     submitted, notes = submissions(assignment, state, students)
     for note in notes:
@@ -167,10 +137,146 @@ def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, 
     results = batch.grade_many(submitted, assignment, options, jobs=jobs,
                                state=cache_dir(state), progress=progress,
                                root=state / "submitted")
-    args = ["autograde", assignment]
-    for student in students or []:
-        args.append(f"--student={student}")
+    record(assignment, [p.parent.parent.name for p in submitted], options, state, lock_wait)
+    return results
+
+
+# ------------------------------------------------------------------ recording in the gradebook
+
+class GradebookBusy(RuntimeError):
+    """The gradebook stayed locked by another program for longer than the wait allowed."""
+
+
+def record(assignment, students, options, state, lock_wait=LOCK_WAIT):
+    """Record ``students``' cached results of ``assignment`` in the gradebook.
+
+    nbgrader skips a student whose autograded folder exists, and a run killed half-way through a
+    student leaves that folder behind, incomplete. So a student counts as recorded only once
+    ``nbgrader autograde`` has *returned* with the student's notebook in place: a mark in
+    ``state/recorded/`` then names the exact submission recorded. Every other student's autograded
+    folder is removed first and recorded again (recording the same result twice writes the same
+    rows). A locked gradebook is waited for, up to ``lock_wait`` seconds, then named."""
+    state = Path(state)
+    name = reference.release_notebook(assignment).stem
+    marks = state / "recorded" / assignment
+    pending = []
+    for student in sorted(set(students)):
+        mark = marks / f"{student}.json"
+        folder = autograded_folder(state, student, assignment)
+        if _read_mark(mark) == submission_stamp(state, student, assignment) and \
+                (folder / f"{name}.ipynb").is_file():
+            continue
+        mark.unlink(missing_ok=True)
+        if folder.exists():
+            shutil.rmtree(folder)
+        pending.append(student)
+    if not pending:
+        return
+    deadline = time.monotonic() + lock_wait
+    wait_for_gradebook(state, deadline)
     timeouts = [f"--HiddenSuiteGrading.{name}={getattr(options, name)}" for name in
                 ("cell_timeout", "notebook_timeout", "call_timeout", "budget")]
-    nbgrader(*args, *timeouts, state=state, env_extra={"ATTENTION_COURSE_SANDBOX": sandbox})
-    return results
+    env = {"ATTENTION_COURSE_SANDBOX": options.sandbox}
+    # One nbgrader command for every pending student: the others are excluded by name.
+    others = sorted({p.name for p in (state / "submitted").iterdir()} - set(pending))
+    selector = [f"--CourseDirectory.student_id_exclude={','.join(others)}"] if others else []
+    pause = 0.5
+    while True:
+        done = nbgrader("autograde", assignment, *selector, *timeouts, state=state,
+                        env_extra=env, check=False)
+        if done.returncode == 0:
+            break
+        output = (done.stdout or "") + (done.stderr or "")
+        if "database is locked" not in output:
+            raise RuntimeError(f"nbgrader autograde {assignment} failed "
+                               f"({done.returncode}):\n" + output[-4000:])
+        if time.monotonic() + pause > deadline:
+            raise GradebookBusy(busy_message(state, lock_wait))
+        time.sleep(pause)
+        pause = min(pause * 2, 5.0)
+        wait_for_gradebook(state, deadline)
+    marks.mkdir(parents=True, exist_ok=True)
+    for student in pending:
+        if (autograded_folder(state, student, assignment) / f"{name}.ipynb").is_file():
+            from .grade import keep
+            keep(marks / f"{student}.json", json.dumps(submission_stamp(state, student,
+                                                                        assignment)))
+
+
+def autograded_folder(state, student, assignment):
+    return Path(state) / "autograded" / student / assignment
+
+
+def submission_stamp(state, student, assignment):
+    """What identifies a submission: the digest of its files' names and bytes."""
+    folder = Path(state) / "submitted" / student / assignment
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if path.is_file() and not path.is_symlink():
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _read_mark(path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def gradebook_path(state):
+    return Path(state) / "gradebook.db"
+
+
+def wait_for_gradebook(state, deadline):
+    """Return once the gradebook can be written (or does not exist yet); raise GradebookBusy,
+    naming what holds it open, if that does not happen before ``deadline``."""
+    path = gradebook_path(state)
+    if not path.exists():
+        return
+    try:
+        connection = sqlite3.connect(path, timeout=max(0.0, deadline - time.monotonic()))
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            connection.rollback()
+        finally:
+            connection.close()
+    except sqlite3.OperationalError as error:
+        if "locked" not in str(error) and "busy" not in str(error):
+            raise
+        raise GradebookBusy(busy_message(state, None)) from None
+
+
+def busy_message(state, waited):
+    path = gradebook_path(state)
+    holders = gradebook_holders(path)
+    lines = [f"the gradebook {path} is locked by another program"
+             + (f" (waited {waited:g} s)" if waited else "") + "."]
+    if holders:
+        lines.append("Programs that have it open:")
+        lines += [f"  pid {pid}: {command}" for pid, command in holders]
+    else:
+        lines.append("No program this user can see has it open (another user's program may).")
+    lines.append("Close the formgrader or wait for the other command to finish, then run the "
+                 "same command again: every grade is kept in the cache, nothing is graded twice.")
+    return "\n".join(lines)
+
+
+def gradebook_holders(path):
+    """``(pid, command line)`` of every process with ``path`` (or its journal) open."""
+    targets = {str(Path(path).resolve()) + suffix for suffix in ("", "-journal", "-wal", "-shm")}
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            links = {os.readlink(fd) for fd in (proc / "fd").iterdir()}
+        except OSError:
+            continue
+        if links & targets:
+            try:
+                command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+            except OSError:
+                command = "?"
+            found.append((int(proc.name), command[:200]))
+    return sorted(found)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from . import flags as source_flags
+from .assignment import Assignment
 from . import notebook as nbio
 from . import reference, suite
 from . import sandbox as confinement
@@ -142,16 +143,27 @@ def zero_sheet(path, assignment, reason):
     return summarize(str(path), assignment, results, [reason])
 
 
-def detect_assignment(path, notebook=None):
-    known = reference.assignments()
-    path = Path(path)
-    if path.parent.name in known:
-        return path.parent.name
-    for assignment in known:
-        if reference.solution_notebook(assignment).name == path.name:
-            return assignment
-    raise LookupError(f"cannot tell which assignment {path} belongs to; pass --assignment "
-                      f"(one of {', '.join(known)})")
+def failure_sheet(path, assignment, reason):
+    """Every test at 0: the result when grading itself failed (the learner is told to ask)."""
+    return zero_sheet(path, assignment, f"{reason}. Tell your instructor")
+
+
+def grade_safely(path, assignment, options, cache=None, root=None):
+    """:func:`grade_notebook`'s result, but a failure of the grader itself still yields a
+    complete score sheet at zero, saying so. A full state disk is not a result: it stops."""
+    try:
+        result, _ = grade_notebook(path, assignment, options, cache, root)
+        return result
+    except StateFull:
+        raise
+    except Exception as error:  # a bug of ours must not cost the rest of the class
+        return failure_sheet(path, assignment,
+                             f"the grader failed on this notebook ({type(error).__name__}: {error})")
+
+
+def detect_assignment(path):
+    """The name of the assignment ``path`` belongs to (see :meth:`Assignment.detect`)."""
+    return Assignment.detect(path).name
 
 
 def grade_notebook(path, assignment=None, options=None, cache=None, root=None):
@@ -270,8 +282,7 @@ def visible_checks(executed):
 
 def content_key(assignment, content):
     """Identifies what grading depends on: the graded cells (or raw bytes) and the suite version."""
-    from .batch import suite_version
-    digest = hashlib.sha256(assignment.encode() + suite_version(assignment).encode())
+    digest = hashlib.sha256(assignment.encode() + Assignment(assignment).version.encode())
     if isinstance(content, bytes):
         digest.update(b"raw:" + content)
     else:

@@ -21,7 +21,7 @@ from traitlets import Float, Unicode
 
 import nbformat
 
-from . import course, reference
+from . import reference, state
 from . import grade as engine
 from . import notebook as nbio
 
@@ -132,7 +132,7 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
                 coursedir = CourseDirectory(config=self.config)
                 result, executed = engine.grade_notebook(
                     path, assignment, self.options(),
-                    cache=course.cache_dir(course.state_dir(coursedir.root)))
+                    cache=state.cache_dir(state.state_dir(coursedir.root)))
         for error in result["errors"]:
             self.log.warning("%s/%s: %s", assignment, name, error)
         for flag in result.get("flags", []):

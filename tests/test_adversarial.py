@@ -392,7 +392,7 @@ def test_attack_gets_exactly_its_score(name, tmp_path, listener, secret_file, mo
     root = tmp_path / "submitted"
     path = root / "mallory" / ASSIGNMENT / SOLUTION_FILE.name
     place(name, path, port)
-    result = batch.grade_safely(path, ASSIGNMENT, options(), root=root)
+    result = grade.grade_safely(path, ASSIGNMENT, options(), root=root)
     check_result(name, result, hits)
 
 
@@ -449,7 +449,7 @@ def test_no_earlier_submission_changes_a_later_ones_score(tmp_path, secret_file)
         paths.append(path)
     honest = write_notebook(tmp_path / "honest" / ASSIGNMENT / SOLUTION_FILE.name, base())
     results = batch.grade_many(paths + [honest], ASSIGNMENT, options(), jobs=1, progress=False)
-    alone = batch.grade_safely(honest, ASSIGNMENT, options())
+    alone = grade.grade_safely(honest, ASSIGNMENT, options())
     for name, result in zip(attackers, results):
         check_result(name, result)
     assert results[-1] == alone and alone["score"] == FULL
@@ -485,7 +485,7 @@ def test_one_budget_covers_cells_replays_and_the_suite(tmp_path):
     path = write_notebook(tmp_path / "slow" / ASSIGNMENT / SOLUTION_FILE.name, notebook)
     budget = 20
     started = time.monotonic()
-    result = batch.grade_safely(path, ASSIGNMENT, grade.Options(
+    result = grade.grade_safely(path, ASSIGNMENT, grade.Options(
         sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3, budget=budget,
         max_restarts=50))
     elapsed = time.monotonic() - started

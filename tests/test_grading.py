@@ -100,7 +100,7 @@ def test_a_grader_failure_still_gives_a_complete_zero_sheet(monkeypatch):
         raise KeyError("boom")
     monkeypatch.setattr(grade, "grade_notebook", broken)
     assignment = "00-getting-started"
-    result = batch.grade_safely(reference.solution_notebook(assignment), assignment, options())
+    result = grade.grade_safely(reference.solution_notebook(assignment), assignment, options())
     assert result["score"] == 0 and result["max_score"] == 8
     assert "the grader failed on this notebook (KeyError" in result["errors"][0]
     assert all("Tell your instructor" in t["feedback"] for t in result["tests"])

@@ -1,0 +1,337 @@
+"""Crash-only grading: the grader's own death, a full disk or a busy gradebook lose nothing and
+leave nothing running.
+
+The kill loops start the real command line, SIGKILL it at random moments (during a kernel, a
+suite, a cache write, the gradebook pass...), then check that nothing it started survives, run
+the same command again, and compare what the resumed run produced with a clean run's, byte for
+byte. Each loop is bounded in time; the seed is in every failure message.
+"""
+import functools
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import catalogue, lifetime, reference, sandbox
+from support import REPO, write_notebook
+
+ASSIGNMENT = "00-getting-started"
+LOOP_SECONDS = float(os.environ.get("ATTENTION_COURSE_KILL_LOOP_SECONDS", "60"))
+MIN_TRIALS = 3
+
+@functools.lru_cache(maxsize=None)
+def released_gradebook(folder):
+    """A gradebook that knows ASSIGNMENT, as it does once the instructor has released it."""
+    from autograder import course
+    state = Path(folder) / "released"
+    course.release([ASSIGNMENT], release_directory=str(state / "release"), state=state)
+    return (state / "gradebook.db").read_bytes()
+
+
+def a_class(folder, size=4, gradebook=None):
+    """``size`` distinct submissions of ASSIGNMENT in nbgrader's layout under ``folder``:
+    the reference, mutants and an alternative, so scores differ between learners; and a
+    copy of ``gradebook`` (bytes), if given."""
+    if gradebook is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "gradebook.db").write_bytes(gradebook)
+    name = reference.release_notebook(ASSIGNMENT).name
+    mutants = catalogue.mutants(ASSIGNMENT)
+    notebooks = [catalogue.filled_notebook(ASSIGNMENT),
+                 catalogue.notebook_with(catalogue.alternatives(ASSIGNMENT)[0])]
+    notebooks += [catalogue.notebook_with(m) for m in mutants[:size - 2]]
+    paths = []
+    for number, notebook in enumerate(notebooks[:size], start=1):
+        paths.append(write_notebook(folder / "submitted" / f"learner{number}" / ASSIGNMENT / name,
+                                    notebook))
+    return paths
+
+
+def grader(args, tmpdir, state=None):
+    """Start ``python -m autograder ARGS`` with its own temporary folder (and course state)."""
+    env = dict(os.environ, TMPDIR=str(tmpdir))
+    if state is not None:
+        env["ATTENTION_COURSE_STATE"] = str(state)
+    return subprocess.Popen([sys.executable, "-m", "autograder", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+# ------------------------------------------------------------------ processes
+
+def start_time(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def descendants(root):
+    """``{pid: start time}`` of ``root`` and every process below it."""
+    children = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(proc.name))
+    found, todo = {}, [root]
+    while todo:
+        pid = todo.pop()
+        stamp = start_time(pid)
+        if stamp is not None:
+            found[pid] = stamp
+        todo += children.get(pid, [])
+    return found
+
+
+def traces(tmpdir, pids):
+    """Living processes that belong to a run: started by it (same pid, same start time), with
+    its temporary folder in their command line or environment, or running as the kernel user
+    of one of its processes."""
+    kernel_uids = {sandbox.UID_BASE + pid for pid in pids}
+    marker = str(tmpdir).encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        pid = int(proc.name)
+        try:
+            if start_time(pid) is not None and pids.get(pid) == start_time(pid):
+                found.append((pid, "started by the run"))
+                continue
+            if marker in (proc / "cmdline").read_bytes() or marker in (proc / "environ").read_bytes():
+                found.append((pid, (proc / "cmdline").read_bytes()[:120]))
+                continue
+            uid = int((proc / "status").read_text().split("Uid:")[1].split()[1])
+            if uid in kernel_uids:
+                found.append((pid, f"kernel user {uid}"))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def expect_nothing_survives(tmpdir, pids, why):
+    deadline = time.monotonic() + 10
+    while (left := traces(tmpdir, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == [], f"{why}: still running after the grader died: {left}"
+
+
+def kill_at_random(args, tmpdir, state, delay, why):
+    """Start the command, SIGKILL it after ``delay`` seconds (if it is still running), and
+    check that nothing it started outlives it. Returns whether it was killed, and what it had
+    started (``{pid: start time}``)."""
+    process = grader(args, tmpdir, state)
+    deadline = time.monotonic() + delay
+    pids = {}
+    while time.monotonic() < deadline and process.poll() is None:
+        pids.update(descendants(process.pid))
+        time.sleep(0.02)
+    killed = process.poll() is None
+    if killed:
+        pids.update(descendants(process.pid))
+        process.send_signal(signal.SIGKILL)
+    process.communicate()
+    expect_nothing_survives(tmpdir, pids, why)
+    return killed, pids
+
+
+def leftovers(tmpdir):
+    return sorted(p.name for p in Path(tmpdir).iterdir())
+
+
+def own_cgroups(pids):
+    names = []
+    for parent in sandbox.Cgroup.parents():
+        for child in parent.iterdir() if parent.is_dir() else []:
+            match = lifetime.CGROUP_PATTERN.match(child.name)
+            if match and int(match.group(1)) in pids:
+                names.append(str(child))
+    return names
+
+
+def kill_loop(tmp_path, run_clean, args_for, outcome, seed, gradebook=None):
+    """Kill, check, resume, compare: as many trials as LOOP_SECONDS allows (at least three)."""
+    rng = random.Random(seed)
+    clean_tmp = tmp_path / "clean-tmp"
+    clean_tmp.mkdir()
+    started = time.monotonic()
+    clean = run_clean(clean_tmp)
+    duration = time.monotonic() - started
+    trials = killed = 0
+    loop_end = time.monotonic() + LOOP_SECONDS
+    while trials < MIN_TRIALS or time.monotonic() < loop_end:
+        trials += 1
+        trial = tmp_path / f"trial{trials}"
+        tmpdir = trial / "tmp"
+        tmpdir.mkdir(parents=True)
+        state = trial / "state"
+        a_class(state, gradebook=gradebook)
+        delay = rng.uniform(0.05, duration * 1.1)
+        why = f"seed {seed}, trial {trials}, killed after {delay:.2f} s"
+        was_killed, pids = kill_at_random(args_for(trial), tmpdir, state, delay, why)
+        killed += was_killed
+        resumed = grader(args_for(trial), tmpdir, state)
+        out, err = resumed.communicate(timeout=600)
+        assert resumed.returncode == 0, f"{why}: the resumed run failed:\n{err[-3000:]}"
+        assert outcome(trial) == clean, f"{why}: the resumed run's results differ from a clean run's"
+        assert leftovers(tmpdir) == [], f"{why}: left in the temporary folder: {leftovers(tmpdir)}"
+        assert own_cgroups(pids) == [], f"{why}: control groups left: {own_cgroups(pids)}"
+        assert not [p for p in state.rglob(".*.*") if lifetime.TEMPORARY_ENTRY.match(p.name)], (
+            f"{why}: a half-written entry was left in the state folder")
+    assert killed >= MIN_TRIALS - 1, f"seed {seed}: only {killed} of {trials} runs were killed"
+
+
+def test_a_killed_grade_command_resumes_to_a_clean_runs_results_and_leaves_nothing(tmp_path):
+    seed = random.randrange(10**6)
+    clean_state = tmp_path / "clean"
+    paths = a_class(clean_state)
+
+    def args_for(trial):
+        return ["grade", *[str(trial / "state" / p.relative_to(clean_state)) for p in paths],
+                "--assignment", ASSIGNMENT, "--state", str(trial / "cache"), "--jobs", "2",
+                "--json", str(trial / "results.json")]
+
+    def outcome(trial):
+        text = (trial / "results.json").read_text()
+        return text.replace(str(trial / "state"), "<class>")
+
+    def run_clean(tmpdir):
+        trial = tmp_path / "clean-run"
+        (trial / "state").mkdir(parents=True)
+        a_class(trial / "state")
+        done = grader(args_for(trial), tmpdir)
+        _, err = done.communicate(timeout=600)
+        assert done.returncode == 0, err
+        return outcome(trial)
+
+    kill_loop(tmp_path, run_clean, args_for, outcome, seed)
+
+
+def gradebook_contents(state):
+    """Every grade and comment of the assignment in the gradebook, and the autograded notebooks'
+    bytes, per student: what the formgrader, feedback and export read."""
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{state / 'gradebook.db'}") as gradebook:
+        rows = []
+        for submission in gradebook.assignment_submissions(ASSIGNMENT):
+            for notebook in submission.notebooks:
+                rows.append([submission.student.id, notebook.name, notebook.score,
+                             notebook.max_score,
+                             sorted([g.name, g.auto_score, g.manual_score] for g in notebook.grades),
+                             sorted([c.name, c.auto_comment] for c in notebook.comments)])
+    files = {str(p.relative_to(state)): p.read_bytes()
+             for p in sorted((state / "autograded").rglob("*")) if p.is_file()}
+    return sorted(rows), files
+
+
+def test_a_killed_autograde_command_resumes_to_the_same_gradebook_and_leaves_nothing(tmp_path):
+    seed = random.randrange(10**6)
+    released = released_gradebook(tmp_path)
+
+    def args_for(trial):
+        return ["autograde", ASSIGNMENT, "--jobs", "2"]
+
+    def outcome(trial):
+        return gradebook_contents(trial / "state")
+
+    def run_clean(tmpdir):
+        state = tmp_path / "clean-run" / "state"
+        a_class(state, gradebook=released)
+        done = grader(args_for(None), tmpdir, state)
+        _, err = done.communicate(timeout=600)
+        assert done.returncode == 0, err
+        rows, _ = gradebook_contents(state)
+        assert len(rows) == 4 and len({row[2] for row in rows}) > 1, rows
+        return gradebook_contents(state)
+
+    kill_loop(tmp_path, run_clean, args_for, outcome, seed, gradebook=released)
+
+
+# ------------------------------------------------------------------ a full disk
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A tmpfs of 2 MiB (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(folder, leave):
+    """Fill ``folder``'s file system until only about ``leave`` bytes are free."""
+    stats = os.statvfs(folder)
+    free = stats.f_bavail * stats.f_frsize
+    with open(folder / "filler", "wb") as handle:
+        handle.write(b"\0" * max(0, free - leave))
+
+
+def test_a_full_state_disk_stops_grading_clearly_and_corrupts_nothing(tmp_path, small_disk):
+    paths = a_class(tmp_path / "class")
+    state = small_disk / "state"
+    state.mkdir()
+    args = ["grade", *map(str, paths), "--assignment", ASSIGNMENT, "--state", str(state),
+            "--jobs", "1", "--json", str(tmp_path / "results.json")]
+    clean = grader([*args[:-2], "--json", str(tmp_path / "clean.json"), "--state",
+                    str(tmp_path / "clean-state")], tmp_path)
+    assert clean.wait(timeout=600) == 0
+    # Room for about one cache entry, not four.
+    one = len((next((tmp_path / "clean-state").glob("*.json"))).read_bytes())
+    fill(small_disk, int(one * 1.5))
+    full = grader(args, tmp_path)
+    _, err = full.communicate(timeout=600)
+    assert full.returncode == 3, err
+    assert "is full" in err and "run the same command again" in err, err
+    assert "Traceback" not in err
+    kept = list(state.glob("*.json"))
+    assert len(kept) < len(paths)
+    for entry in kept:  # everything kept is whole
+        assert "result" in json.loads(entry.read_text())
+    assert [p.name for p in state.iterdir() if p.name.startswith(".")] == []
+    assert not (tmp_path / "results.json").exists()
+    (small_disk / "filler").unlink()
+    again = grader(args, tmp_path)
+    _, err = again.communicate(timeout=600)
+    assert again.returncode == 0, err
+    assert (tmp_path / "results.json").read_text() == (tmp_path / "clean.json").read_text()
+
+
+# ------------------------------------------------------------------ a busy gradebook
+
+def test_a_locked_gradebook_is_waited_for_then_named(tmp_path):
+    state = tmp_path / "state"
+    a_class(state, gradebook=released_gradebook(tmp_path))
+    holder = sqlite3.connect(state / "gradebook.db", isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # another program in the middle of writing
+    try:
+        busy = grader(["autograde", ASSIGNMENT, "--jobs", "2", "--lock-wait", "3"], tmp_path,
+                      state)
+        _, err = busy.communicate(timeout=600)
+        assert busy.returncode == 4, err
+        assert "locked" in err and f"pid {os.getpid()}" in err, err
+        assert "Traceback" not in err
+        assert len(list((state / "grading-cache").glob("*.json"))) == 4  # grading itself is kept
+        # The lock goes away while the next run waits: it records everything.
+        threading.Timer(4, holder.rollback).start()
+        waiting = grader(["autograde", ASSIGNMENT, "--jobs", "2", "--lock-wait", "60"],
+                         tmp_path, state)
+        _, err = waiting.communicate(timeout=600)
+        assert waiting.returncode == 0, err
+    finally:
+        holder.close()
+    rows, files = gradebook_contents(state)
+    assert [row[0] for row in rows] == [f"learner{n}" for n in range(1, 5)]
+    assert len(files) >= 4
