@@ -170,7 +170,7 @@ def grade_command(args):
         return 2
     except StateFull as error:
         return state_full(error)
-    payload = results[0] if len(results) == 1 else results
+    payload = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
     if args.json == "-":
         json.dump(payload, sys.stdout, indent=2)
         sys.stdout.write("\n")

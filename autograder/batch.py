@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import grade as engine
 from . import lifetime
+from .result import Result
 
 
 def _worker(job):
@@ -43,8 +44,9 @@ class Progress:
         self.stream.flush()
 
 
-def grade_many(paths, assignment=None, options=None, jobs=None, state=None, progress=True,
-               root=None):
+def grade_many(paths: list, assignment: str | None = None, options: engine.Options | None = None,
+               jobs: int | None = None, state: str | Path | None = None, progress: bool = True,
+               root: str | Path | None = None) -> list[Result]:
     """Grade ``paths`` (in parallel, ``jobs`` at once); return results in the same order.
 
     With ``state`` (a folder), each result is kept there as soon as it is known and a rerun
@@ -54,22 +56,21 @@ def grade_many(paths, assignment=None, options=None, jobs=None, state=None, prog
     options = options or engine.Options()
     options.confinement()  # refuse (require) or warn (auto) once, before any work
     lifetime.clear_leftovers(state)  # what an earlier, killed run left behind
-    results, todo = [None] * len(paths), []
+    results: list = [None] * len(paths)
+    todo = []
     for index, path in enumerate(paths):
         try:
             todo.append((index, (str(path), assignment or engine.detect_assignment(path),
                                  options, state and str(state), root and str(root))))
         except LookupError as error:
-            results[index] = {"notebook": str(path), "assignment": None, "score": 0.0,
-                              "max_score": 0.0, "exercises": {}, "tests": [], "errors": [str(error)],
-                              "flags": []}
+            results[index] = Result(str(path), None, [], [str(error)])
     bar = Progress(len(todo)) if progress and todo else None
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
 
     def record(index, result):
         results[index] = result
         if bar:
-            bar.step(Path(result["notebook"]).name)
+            bar.step(Path(result.notebook).name)
 
     if jobs == 1:
         for index, job in todo:

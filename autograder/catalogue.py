@@ -48,7 +48,7 @@ class Entry:
         return namespace
 
 
-_registry = []
+_registry: list = []
 
 
 def _register(kind, exercise, description):

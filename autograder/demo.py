@@ -99,7 +99,7 @@ def answer_notebook(assignment, plan):
     if plan.kind in ("mutant", "alternative"):
         return catalogue.notebook_with(plan.entry)
     if plan.kind == "cheat":
-        first = grade.grade_local(assignment, reference.namespace(assignment))["tests"][0]["exercise"]
+        first = grade.grade_local(assignment, reference.namespace(assignment)).tests[0].exercise
         return catalogue.filled_notebook(assignment, {first: CHEATS[plan.cheat]})
     return catalogue.filled_notebook(assignment)
 
@@ -113,17 +113,17 @@ def expected_scores(learners):
             if key not in cache:
                 local = grade.grade_local(assignment, reference.namespace(assignment))
                 if plan.kind == "mutant":
-                    cache[key] = grade.grade_local(assignment, plan.entry.namespace())["score"]
+                    cache[key] = grade.grade_local(assignment, plan.entry.namespace()).score
                 elif plan.kind == "blank":
                     cache[key] = 0.0
                 elif plan.kind == "cheat":
                     # the cheat takes the place of the first graded function, which it never
                     # defines: grade the reference without it
                     namespace = reference.namespace(assignment)
-                    del namespace[local["tests"][0]["exercise"]]
-                    cache[key] = grade.grade_local(assignment, namespace)["score"]
+                    del namespace[local.tests[0].exercise]
+                    cache[key] = grade.grade_local(assignment, namespace).score
                 else:
-                    cache[key] = local["max_score"]
+                    cache[key] = local.max_score
             expected.setdefault(learner, {})[assignment] = cache[key]
     return expected
 

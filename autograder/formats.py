@@ -2,26 +2,22 @@
 and the lines naming flagged notebooks. (JSON is the results themselves; Gradescope's format is
 in :mod:`autograder.gradescope`.)"""
 import csv
-from pathlib import Path
+
+from .result import Result
 
 
 def write_csv(results, path):
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["notebook", "assignment", "score", "max_score", "errors"])
-        for r in results:
-            writer.writerow([r["notebook"], r["assignment"], f"{r['score']:g}",
-                             f"{r['max_score']:g}", " | ".join(r["errors"])])
+        writer.writerow(Result.CSV_HEADER)
+        for result in results:
+            writer.writerow(result.to_csv_row())
 
 
 def table(results):
-    width = max([len(Path(r["notebook"]).parent.name + "/" + Path(r["notebook"]).name)
-                 for r in results] + [8])
+    width = max([len(r.label) for r in results] + [8])
     lines = [f"{'notebook':<{width}}  {'assignment':<22} {'score':>13}"]
-    for r in results:
-        name = Path(r["notebook"]).parent.name + "/" + Path(r["notebook"]).name
-        lines.append(f"{name:<{width}}  {str(r['assignment']):<22} "
-                     f"{r['score']:>6g} / {r['max_score']:<4g}" + ("  flagged" if r.get("flags") else ""))
+    lines += [r.table_line(width) for r in results]
     flagged = flag_lines(results)
     if flagged:
         lines += ["", "Flagged for review (code that patches modules or names the grader's agent; "
@@ -30,4 +26,4 @@ def table(results):
 
 
 def flag_lines(results):
-    return [f"  {r['notebook']}: {flag}" for r in results for flag in r.get("flags", [])]
+    return [f"  {r.notebook}: {flag}" for r in results for flag in r.flags]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import flags as source_flags
 from .assignment import Assignment
+from .result import Result
 from . import notebook as nbio
 from . import reference, suite
 from . import sandbox as confinement
@@ -135,20 +136,21 @@ def unavailable(reason):
     return {"ok": False, "error": {"kind": "unavailable", "message": reason}}
 
 
-def zero_sheet(path, assignment, reason):
+def zero_sheet(path: str | Path, assignment: str, reason: str) -> Result:
     """Every test of the assignment at 0, each saying why: the result when a notebook could not be
     graded at all (refused, or the grader itself failed)."""
     results = suite.run(assignment, lambda *a: unavailable(
         f"Your notebook could not be graded: {reason}."), 60)
-    return summarize(str(path), assignment, results, [reason])
+    return Result(str(path), assignment, results, [reason])
 
 
-def failure_sheet(path, assignment, reason):
+def failure_sheet(path: str | Path, assignment: str, reason: str) -> Result:
     """Every test at 0: the result when grading itself failed (the learner is told to ask)."""
     return zero_sheet(path, assignment, f"{reason}. Tell your instructor")
 
 
-def grade_safely(path, assignment, options, cache=None, root=None):
+def grade_safely(path: str | Path, assignment: str, options: Options,
+                 cache: str | Path | None = None, root: str | Path | None = None) -> Result:
     """:func:`grade_notebook`'s result, but a failure of the grader itself still yields a
     complete score sheet at zero, saying so. A full state disk is not a result: it stops."""
     try:
@@ -161,12 +163,14 @@ def grade_safely(path, assignment, options, cache=None, root=None):
                              f"the grader failed on this notebook ({type(error).__name__}: {error})")
 
 
-def detect_assignment(path):
+def detect_assignment(path: str | Path) -> str:
     """The name of the assignment ``path`` belongs to (see :meth:`Assignment.detect`)."""
     return Assignment.detect(path).name
 
 
-def grade_notebook(path, assignment=None, options=None, cache=None, root=None):
+def grade_notebook(path: str | Path, assignment: str | None = None, options: Options | None = None,
+                   cache: str | Path | None = None,
+                   root: str | Path | None = None) -> tuple[Result, dict | None]:
     """Grade ``path``; return ``(result, executed_notebook)``. Never raises for a bad submission.
 
     The notebook is read without following links (with ``root``, no folder between ``root`` and
@@ -195,8 +199,9 @@ def grade_notebook(path, assignment=None, options=None, cache=None, root=None):
     if entry is not None and entry.exists():
         try:
             stored = json.loads(entry.read_text())
-            stored["result"]["notebook"] = str(path)
-            return stored["result"], stored["executed"]
+            result = Result.from_json(stored["result"])
+            result.notebook = str(path)
+            return result, stored["executed"]
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged entry is graded again
     execution = None
@@ -224,11 +229,11 @@ def grade_notebook(path, assignment=None, options=None, cache=None, root=None):
     finally:
         if execution is not None:
             execution.close()
-    result = summarize(str(path), assignment, results, errors, flags)
+    result = Result(str(path), assignment, results, errors, list(flags))
     if execution is not None:
-        result["checks"] = visible_checks(executed)
+        result.checks = visible_checks(executed)
     if entry is not None:
-        keep(entry, json.dumps({"result": result, "executed": executed}))
+        keep(entry, json.dumps({"result": result.to_json(), "executed": executed}))
     return result, executed
 
 
@@ -236,7 +241,7 @@ class StateFull(OSError):
     """The state folder's disk is full: grading must stop, keeping what it recorded."""
 
 
-def keep(entry, text):
+def keep(entry: str | Path, text: str) -> None:
     """Write ``text`` to ``entry`` so that a reader only ever sees the whole of it: a temporary
     file named after this process (cleared by a later run if this one is killed), flushed to
     disk, then renamed into place. A full disk raises :class:`StateFull` and leaves nothing."""
@@ -290,24 +295,7 @@ def content_key(assignment, content):
     return digest.hexdigest()[:32]
 
 
-def summarize(path, assignment, results, errors, flags=()):
-    exercises = {}
-    for test in results:
-        entry = exercises.setdefault(test.exercise, {"score": 0.0, "max_score": 0.0})
-        entry["score"] += test.score
-        entry["max_score"] += test.max_score
-    return {
-        "notebook": path, "assignment": assignment,
-        "score": round(sum(t.score for t in results), 6),
-        "max_score": round(sum(t.max_score for t in results), 6),
-        "exercises": exercises,
-        "tests": [t.as_dict() for t in results],
-        "errors": errors,
-        "flags": list(flags),
-    }
-
-
-def grade_local(assignment, namespace, budget_seconds=120):
+def grade_local(assignment: str, namespace: dict, budget_seconds: float = 120) -> Result:
     """Score a trusted namespace of functions in this process (used to test the suites)."""
     results = suite.run(assignment, suite.local_caller(namespace), budget_seconds)
-    return summarize("<local>", assignment, results, [])
+    return Result("<local>", assignment, results)

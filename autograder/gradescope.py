@@ -27,58 +27,13 @@ import zipfile
 from pathlib import Path
 
 from . import reference, suite
+from .result import VISIBILITIES, gradescope_results as results_json  # noqa: F401
 
-VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
 FILES = Path(__file__).resolve().parent / "gradescope_files"
 EPOCH = (1980, 1, 1, 0, 0, 0)  # every entry's timestamp: builds are byte-for-byte reproducible
 
 
 # ------------------------------------------------------------------ results.json
-
-def results_json(results, visibility="after_due_date", execution_time=None):
-    """Gradescope's results.json for one submission (one or more notebooks' engine results).
-
-    Per notebook: an always-visible line for what went wrong with the notebook itself, one
-    always-visible, unscored test per visible check (what the learner could run themselves), and
-    every hidden test with its points under ``visibility``."""
-    if visibility not in VISIBILITIES:
-        raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}")
-    several = len(results) > 1
-    tests = []
-    for index, result in enumerate(results, start=1):
-        prefix = f"{result['assignment']} / " if several else ""
-        if result.get("errors"):
-            tests.append({"name": f"{prefix}Your notebook", "status": "failed",
-                          "output": "\n".join(result["errors"]), "visibility": "visible",
-                          "name_format": "text", "output_format": "text"})
-        for exercise, check in result.get("checks", {}).items():
-            tests.append({"name": f"{prefix}visible check of {exercise}",
-                          "status": check["status"], "output": check["message"],
-                          "visibility": "visible", "name_format": "text",
-                          "output_format": "text"})
-        exercises = list(dict.fromkeys(t["exercise"] for t in result["tests"]))
-        counters = {}
-        for test in result["tests"]:
-            group = exercises.index(test["exercise"]) + 1
-            counters[group] = counters.get(group, 0) + 1
-            tests.append({
-                "name": prefix + test["name"],
-                "number": (f"{index}." if several else "") + f"{group}.{counters[group]}",
-                "score": test["score"], "max_score": test["max_score"],
-                "status": "passed" if test["status"] == "passed" else "failed",
-                "output": test["feedback"] or "passed", "visibility": visibility,
-                "name_format": "text", "output_format": "text"})
-    score = round(sum(r["score"] for r in results), 6)
-    maximum = round(sum(r["max_score"] for r in results), 6)
-    errors = [e for r in results for e in r.get("errors", [])]
-    output = (f"Your notebook was graded: {score:g} of {maximum:g} points." if not errors else
-              "Your notebook was graded, but not everything in it ran: see 'Your notebook' below.")
-    payload = {"score": score, "output": output, "output_format": "text",
-               "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}
-    if execution_time is not None:
-        payload["execution_time"] = int(round(execution_time))
-    return payload
-
 
 def failure_json(message):
     """A results.json that gives no points and says, to the learner, what to do."""
@@ -221,7 +176,7 @@ def run(root):
             return 0
         result, _ = grade.grade_notebook(notebook, assignment, options, root=root / "submission")
         if note:
-            result["errors"].insert(0, note)
+            result.errors.insert(0, note)
         write_json(results, results_json([result], visibility, time.monotonic() - started))
         return 0
     except BaseException as error:  # the grader's own failure still gives a results.json

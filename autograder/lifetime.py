@@ -22,6 +22,7 @@ CGROUP_PATTERN = re.compile(r"^attention-(\d+)-[0-9a-f]+$")
 TEMPORARY_ENTRY = re.compile(r"^\..+\.(\d+)$")  # .<name>.<pid>: a cache entry being written
 
 
+_LIBC: ctypes.CDLL | None
 try:  # loaded once, before any fork: a forked child only calls it
     _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 except OSError:

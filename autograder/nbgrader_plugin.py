@@ -39,9 +39,9 @@ def exercise_of(cell):
 def feedback_markdown(exercise, tests):
     lines = [f"**Hidden tests of `{exercise}`**", "", "| test | points | |", "|---|---|---|"]
     for test in tests:
-        mark = "passed" if test["status"] == "passed" else test["feedback"].replace("|", "\\|")
-        lines.append(f"| {test['name'].split(': ', 1)[-1]} | {test['score']:g} / "
-                     f"{test['max_score']:g} | {mark} |")
+        mark = "passed" if test.passed else test.feedback.replace("|", "\\|")
+        lines.append(f"| {test.name.split(': ', 1)[-1]} | {test.score:g} / "
+                     f"{test.max_score:g} | {mark} |")
     return "\n".join(lines)
 
 
@@ -49,15 +49,15 @@ def annotate(notebook, result, executed):
     """Write outputs and per-exercise scores into ``notebook`` (a dict or NotebookNode)."""
     unused = [c for c in (executed or {"cells": []})["cells"] if c["cell_type"] == "code"]
     by_exercise = {}
-    for test in result["tests"]:
-        by_exercise.setdefault(test["exercise"], []).append(test)
+    for test in result.tests:
+        by_exercise.setdefault(test.exercise, []).append(test)
     for cell in notebook["cells"]:
         if cell["cell_type"] != "code":
             continue
         exercise = exercise_of(cell)
         if exercise is not None:
             tests = by_exercise.get(exercise, [])
-            score = sum(t["score"] for t in tests)
+            score = sum(t.score for t in tests)
             points = float(cell["metadata"]["nbgrader"]["points"])
             cell["outputs"] = [
                 {"output_type": "display_data", "metadata": {},
@@ -72,10 +72,10 @@ def annotate(notebook, result, executed):
         if match is not None:
             unused.remove(match)
             cell["outputs"] = [o for o in match.get("outputs", [])]
-    if result["errors"]:
-        notebook.setdefault("metadata", {})["attention_course_errors"] = list(result["errors"])
-    if result.get("flags"):
-        notebook.setdefault("metadata", {})["attention_course_flags"] = list(result["flags"])
+    if result.errors:
+        notebook.setdefault("metadata", {})["attention_course_errors"] = list(result.errors)
+    if result.flags:
+        notebook.setdefault("metadata", {})["attention_course_flags"] = list(result.flags)
     return notebook
 
 
@@ -133,9 +133,9 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
                 result, executed = engine.grade_notebook(
                     path, assignment, self.options(),
                     cache=state.cache_dir(state.state_dir(coursedir.root)))
-        for error in result["errors"]:
+        for error in result.errors:
             self.log.warning("%s/%s: %s", assignment, name, error)
-        for flag in result.get("flags", []):
+        for flag in result.flags:
             self.log.warning("%s/%s flagged for review: %s", assignment, name, flag)
         plain = annotate(json.loads(json.dumps(nb)), result, executed)
         for index, cell in enumerate(plain["cells"]):

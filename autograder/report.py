@@ -16,8 +16,8 @@ def write_report(results, learners, folder):
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    totals = [sum(r["score"] for r in per.values()) for per in results.values()]
-    maximum = sum(r["max_score"] for r in next(iter(results.values())).values())
+    totals = [sum(r.score for r in per.values()) for per in results.values()]
+    maximum = sum(r.max_score for r in next(iter(results.values())).values())
 
     fig, ax = plt.subplots(figsize=(6, 3.2))
     ax.hist(totals, bins=min(20, max(5, len(set(totals)))), range=(0, maximum), color="#4c72b0")
@@ -31,10 +31,10 @@ def write_report(results, learners, folder):
     passed, seen = collections.Counter(), collections.Counter()
     for per in results.values():
         for result in per.values():
-            for test in result["tests"]:
-                key = (result["assignment"], test["name"])
+            for test in result.tests:
+                key = (result.assignment, test.name)
                 seen[key] += 1
-                passed[key] += test["status"] == "passed"
+                passed[key] += test.passed
     keys = sorted(seen, key=lambda k: (k[0], k[1]))
     rates = [passed[k] / seen[k] for k in keys]
     labels = pass_rate_labels(keys)
@@ -87,7 +87,6 @@ def _mistake_failures(assignment):
     """(description, names of the tests it fails) for every catalogued mistake, graded once."""
     found = []
     for entry in catalogue.mutants(assignment):
-        tests = grade.grade_local(assignment, entry.namespace())["tests"]
-        found.append((entry.description, frozenset(t["name"] for t in tests
-                                                   if t["status"] != "passed")))
+        tests = grade.grade_local(assignment, entry.namespace()).tests
+        found.append((entry.description, frozenset(t.name for t in tests if not t.passed)))
     return tuple(found)

@@ -387,10 +387,6 @@ class Cgroup:
                 pass
             return None
 
-    @property
-    def active(self):
-        return bool(self.folders)
-
     @classmethod
     def parents(cls):
         """The folders this process makes its groups in (one per controller, or one for v2)."""

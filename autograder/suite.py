@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from . import agent, wire
+from .result import TestResult
 from .kernel import CallFailed
 from .testing import Feedback, SubmissionError
 
@@ -82,21 +83,6 @@ def local_caller(namespace):
         return wire.read_reply(agent.handle(wire.request(name, args, kwargs, nonce), namespace),
                                nonce)
     return call
-
-
-@dataclasses.dataclass
-class TestResult:
-    name: str
-    exercise: str
-    score: float
-    max_score: float
-    status: str
-    feedback: str
-    nodeid: str = ""
-
-    def as_dict(self):
-        return {"name": self.name, "exercise": self.exercise, "score": self.score,
-                "max_score": self.max_score, "status": self.status, "feedback": self.feedback}
 
 
 class _Plugin:

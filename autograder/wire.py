@@ -251,10 +251,10 @@ def read_reply(text, nonce):
     if reply["ok"]:
         reply["value"] = decode(data.get("value"))
     else:
-        error = data.get("error") if isinstance(data.get("error"), dict) else {}
-        reply["error"] = {"kind": _text(error.get("kind")) or "exception",
-                          "message": _text(error.get("message")) or "an error",
-                          "traceback": _text(error.get("traceback"))}
+        raised = data.get("error") if isinstance(data.get("error"), dict) else {}
+        reply["error"] = {"kind": _text(raised.get("kind")) or "exception",
+                          "message": _text(raised.get("message")) or "an error",
+                          "traceback": _text(raised.get("traceback"))}
     return reply
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from autograder import batch, catalogue, grade, reference, sandbox, wire
+from autograder.result import Result
 from support import (REPO, interpreter_open_to_others, needs_root_and_users, os_users, run_as,
                      write_notebook)
 
@@ -302,7 +303,7 @@ CLASS_ONLY = {"the submission folder is a link to the solutions"}
 def expected_score(name):
     expected = ATTACKS[name][1]
     if expected == "in_place":  # the agent's own references see through a patched numpy
-        return grade.grade_local(ASSIGNMENT, IN_PLACE.namespace())["score"]
+        return grade.grade_local(ASSIGNMENT, IN_PLACE.namespace()).score
     return expected
 
 
@@ -326,15 +327,17 @@ def place(name, path, port=None):
 def check_result(name, result, hits=()):
     """Everything that must hold of an attack's result, whoever graded it and how."""
     expected, words = expected_score(name), ATTACKS[name][2]
-    failed = [f"{t['name']}: {t['feedback']}" for t in result["tests"] if t["status"] != "passed"]
-    assert result["score"] == expected, f"{name}: score {result['score']}\n" + "\n".join(failed)
-    assert result["max_score"] == FULL
-    text = json.dumps(result)
+    if isinstance(result, dict):  # read back from the command line's JSON
+        result = Result.from_json(result)
+    failed = [f"{t.name}: {t.feedback}" for t in result.tests if not t.passed]
+    assert result.score == expected, f"{name}: score {result.score}\n" + "\n".join(failed)
+    assert result.max_score == FULL
+    text = json.dumps(result.to_json())
     assert words.lower() in text.lower(), f"{name}: {words!r} not in {text[:3000]}"
     assert len(text) < 200_000, f"{name}: a result of {len(text)} characters"
     assert "def test_" not in text and "from autograder" not in text, "suite code leaked"
     assert SECRET_VALUE not in text, "the grader's environment leaked"
-    assert bool(result.get("flags")) == (name in FLAGGED), f"{name}: flags {result.get('flags')}"
+    assert bool(result.flags) == (name in FLAGGED), f"{name}: flags {result.flags}"
     assert list(hits) == [], "learner code reached the network"
     assert not os.path.exists(PWNED), "the grader evaluated something the kernel sent"
     assert not list(SUITE_FILE.parent.glob(f"*{MARKER}*")), "a file was planted in the suite"
@@ -452,7 +455,7 @@ def test_no_earlier_submission_changes_a_later_ones_score(tmp_path, secret_file)
     alone = grade.grade_safely(honest, ASSIGNMENT, options())
     for name, result in zip(attackers, results):
         check_result(name, result)
-    assert results[-1] == alone and alone["score"] == FULL
+    assert results[-1] == alone and alone.score == FULL
 
 
 def test_a_flood_of_output_leaves_the_graders_memory_and_cache_small(tmp_path):
@@ -489,10 +492,10 @@ def test_one_budget_covers_cells_replays_and_the_suite(tmp_path):
         sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3, budget=budget,
         max_restarts=50))
     elapsed = time.monotonic() - started
-    assert result["score"] == 0
+    assert result.score == 0
     assert elapsed < budget + 8, f"grading took {elapsed:.0f} s against a budget of {budget} s"
-    assert any("budget" in e for e in result["errors"]), result["errors"]
-    assert any("budget" in t["feedback"] for t in result["tests"])
+    assert any("budget" in e for e in result.errors), result.errors
+    assert any("budget" in t.feedback for t in result.tests)
 
 
 def test_an_attacker_cannot_touch_another_learners_result(tmp_path):
@@ -508,9 +511,9 @@ def test_an_attacker_cannot_touch_another_learners_result(tmp_path):
                              with_extra_cell(attack))
     results = batch.grade_many([honest, mallory], ASSIGNMENT, options(), jobs=2, state=state,
                                progress=False)
-    assert [r["score"] for r in results] == [FULL, FULL]
+    assert [r.score for r in results] == [FULL, FULL]
     again = batch.grade_many([honest], ASSIGNMENT, options(), jobs=1, state=state, progress=False)
-    assert again[0]["score"] == FULL
+    assert again[0].score == FULL
 
 
 # ------------------------------------------------------------------ a class outside /tmp and /home

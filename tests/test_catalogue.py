@@ -50,7 +50,7 @@ def graded(assignment, source):
 
 
 def failed(result, exercise):
-    return [t for t in result["tests"] if t["exercise"] == exercise and t["status"] != "passed"]
+    return [t for t in result.tests_of(exercise) if not t.passed]
 
 
 @pytest.mark.parametrize("assignment, exercise, source", [
@@ -61,27 +61,27 @@ def test_fragile_masking_is_not_told_it_forgot_to_renormalise(assignment, exerci
     result = graded(assignment, source)
     failures = failed(result, exercise)
     assert failures, "the suite no longer tests masked rows whose allowed weights underflow"
-    assert all(t["name"].startswith(exercise) for t in result["tests"] if t["status"] != "passed")
+    assert all(t.name.startswith(exercise) for t in result.tests if not t.passed)
     for test in failures:
-        assert "without renormalising" not in test["feedback"], test["feedback"]
+        assert "without renormalising" not in test.feedback, test.feedback
         # either the mistake it really makes (03 catalogues it) or the property that breaks
-        assert ("mask the weights after the softmax and renormalise" in test["feedback"]
-                or "should sum to 1" in test["feedback"] or "should each sum to 1" in
-                test["feedback"] or "expected" in test["feedback"]), test["feedback"]
+        assert ("mask the weights after the softmax and renormalise" in test.feedback
+                or "should sum to 1" in test.feedback or "should each sum to 1" in
+                test.feedback or "expected" in test.feedback), test.feedback
 
 
 def test_the_mistake_of_not_renormalising_is_still_named():
     entry = next(e for e in catalogue.mutants("03-qkv", "scaled_dot_product_attention")
                  if "without renormalising" in e.description)
     result = grade.grade_local("03-qkv", entry.namespace())
-    feedback = " ".join(t["feedback"] for t in failed(result, entry.exercise))
+    feedback = " ".join(t.feedback for t in failed(result, entry.exercise))
     assert NAMED + entry.description in feedback
     assert "mask the weights after the softmax and renormalise" not in feedback
 
 
 def test_a_near_variant_gets_a_property_message():
     result = graded("02-scoring", SOFTMAX_ALONG_AXIS_MINUS_TWO)
-    feedback = [t["feedback"] for t in failed(result, "softmax")]
+    feedback = [t.feedback for t in failed(result, "softmax")]
     on_matrices = [f for f in feedback if "for z of shape (4, 5)" in f]
     assert on_matrices and all("slices sum to 1 along axis 0, not along the last axis" in f
                                and NAMED not in f for f in on_matrices), feedback

@@ -86,3 +86,11 @@ def test_an_assignment_knows_its_files_and_is_detected_from_a_notebook(tmp_path)
         assert "--assignment" in str(error)
     else:
         raise AssertionError("an unknown notebook was given an assignment")
+
+
+def test_mypy_passes_on_the_engine():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=PACKAGE.parent,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

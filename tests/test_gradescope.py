@@ -90,7 +90,7 @@ def test_each_zip_is_reproducible_and_holds_only_what_grading_needs(assignment, 
     # The unpacked zip alone grades the reference with full marks (suite, catalogue, reference).
     script = ("import json, sys\nfrom autograder import grade, reference\n"
               f"r = grade.grade_local({assignment!r}, reference.namespace({assignment!r}))\n"
-              "print(json.dumps([r['score'], r['max_score'], reference.REPO.as_posix()]))")
+              "print(json.dumps([r.score, r.max_score, reference.REPO.as_posix()]))")
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "source", text=True,
                           capture_output=True, env={**os.environ,
                                                     "PYTHONPATH": str(tmp_path / "source")},
@@ -104,15 +104,15 @@ def test_each_zip_is_reproducible_and_holds_only_what_grading_needs(assignment, 
 def test_results_json_follows_the_specification_and_the_chosen_visibility():
     from autograder import grade
     result = grade.grade_local(ASSIGNMENT, reference.namespace(ASSIGNMENT))
-    result["checks"] = {"row_normalize": {"status": "passed", "message": "the visible checks pass"}}
-    result["errors"] = ["cell 3: NameError: name 'x' is not defined"]
+    result.checks = {"row_normalize": {"status": "passed", "message": "the visible checks pass"}}
+    result.errors = ["cell 3: NameError: name 'x' is not defined"]
     for visibility in sorted(VISIBILITY):
         payload = gradescope.results_json([result], visibility, execution_time=12.3)
         check_specification(payload)
         hidden = [t for t in payload["tests"] if "score" in t]
         assert hidden and all(t["visibility"] == visibility for t in hidden)
         assert all(t["visibility"] == "visible" for t in payload["tests"] if "score" not in t)
-        assert payload["score"] == result["score"]
+        assert payload["score"] == result.score
     with pytest.raises(ValueError):
         gradescope.results_json([result], "sometimes")
     check_specification(gradescope.failure_json("Upload the notebook."))
@@ -161,7 +161,7 @@ def cases(tmp_path):
     folder = tmp_path / "uploads"
     from autograder import grade
     mutant = next(m for m in catalogue.mutants(ASSIGNMENT, "row_normalize")
-                  if 0 < grade.grade_local(ASSIGNMENT, m.namespace())["score"] < 8)
+                  if 0 < grade.grade_local(ASSIGNMENT, m.namespace()).score < 8)
     attack = catalogue.filled_notebook(ASSIGNMENT, {"row_normalize": ATTACK})
     uploads = {
         "perfect": (write_notebook(folder / "perfect" / NOTEBOOK,

@@ -17,8 +17,8 @@ def options():
 def test_solution_notebook_runs_cleanly_and_gets_full_marks(assignment):
     result, executed = grade.grade_notebook(reference.solution_notebook(assignment), assignment,
                                             options())
-    assert result["errors"] == [], "the solution notebook raised errors"
-    assert result["score"] == result["max_score"] > 0
+    assert result.errors == [], "the solution notebook raised errors"
+    assert result.score == result.max_score > 0
     code = [c for c in executed["cells"] if c["cell_type"] == "code"]
     assert all(not any(o["output_type"] == "error" for o in c["outputs"]) for c in code)
     stderr = [o["text"] for c in code for o in c["outputs"]
@@ -29,9 +29,9 @@ def test_solution_notebook_runs_cleanly_and_gets_full_marks(assignment):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_untouched_learner_notebook_gets_zero_and_says_what_is_missing(assignment):
     result, _ = grade.grade_notebook(reference.release_notebook(assignment), assignment, options())
-    assert result["score"] == 0
-    for exercise in result["exercises"]:
-        messages = [t["feedback"] for t in result["tests"] if t["exercise"] == exercise]
+    assert result.score == 0
+    for exercise in result.exercises:
+        messages = [t.feedback for t in result.tests if t.exercise == exercise]
         assert any(f"`{exercise}` is not implemented yet" in m for m in messages), messages
 
 
@@ -41,9 +41,9 @@ def test_mutant_notebook_loses_points_and_names_the_mistake(assignment, tmp_path
     path = write_notebook(tmp_path / assignment / reference.solution_notebook(assignment).name,
                           catalogue.notebook_with(entry))
     result, _ = grade.grade_notebook(path, assignment, options())
-    exercise = result["exercises"][entry.exercise]
+    exercise = result.exercises[entry.exercise]
     assert exercise["score"] < exercise["max_score"]
-    others = [e for name, e in result["exercises"].items() if name != entry.exercise]
+    others = [e for name, e in result.exercises.items() if name != entry.exercise]
     assert sum(e["score"] for e in others) <= sum(e["max_score"] for e in others)
 
 
@@ -53,7 +53,7 @@ def test_alternative_notebook_keeps_full_marks(assignment, tmp_path):
     path = write_notebook(tmp_path / assignment / reference.solution_notebook(assignment).name,
                           catalogue.notebook_with(entry))
     result, _ = grade.grade_notebook(path, assignment, options())
-    assert result["score"] == result["max_score"], [t for t in result["tests"] if t["status"] != "passed"]
+    assert result.score == result.max_score, [t for t in result.tests if not t.passed]
 
 
 def test_command_line_writes_json_csv_and_gradescope(tmp_path):
@@ -101,6 +101,6 @@ def test_a_grader_failure_still_gives_a_complete_zero_sheet(monkeypatch):
     monkeypatch.setattr(grade, "grade_notebook", broken)
     assignment = "00-getting-started"
     result = grade.grade_safely(reference.solution_notebook(assignment), assignment, options())
-    assert result["score"] == 0 and result["max_score"] == 8
-    assert "the grader failed on this notebook (KeyError" in result["errors"][0]
-    assert all("Tell your instructor" in t["feedback"] for t in result["tests"])
+    assert result.score == 0 and result.max_score == 8
+    assert "the grader failed on this notebook (KeyError" in result.errors[0]
+    assert all("Tell your instructor" in t.feedback for t in result.tests)

@@ -111,7 +111,7 @@ def test_heatmap_grid_has_one_colour_scale_and_one_colour_bar():
 
 
 def self_check(path):
-    return subprocess.run([sys.executable, "-m", "helpers.check", str(path)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "helpers.selfcheck", str(path)], capture_output=True,
                           text=True, timeout=300)
 
 
@@ -155,7 +155,7 @@ def test_self_check_and_nbgrader_validate_give_the_same_verdict(tmp_path):
 
 def test_self_check_names_sections_and_explains_errors_in_words():
     import nbformat
-    from helpers import check as self_checker
+    from helpers import selfcheck as self_checker
 
     def error(ename, evalue):
         return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])

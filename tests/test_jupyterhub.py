@@ -290,7 +290,7 @@ def bob_notebook(hub):
     notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [],
                               "execution_count": None,
                               "source": SNOOP.format(exchange=hub.paths["/srv/nbgrader/exchange"])})
-    return notebook, grade.grade_local(ASSIGNMENT, mutant.namespace())["score"]
+    return notebook, grade.grade_local(ASSIGNMENT, mutant.namespace()).score
 
 
 def put_notebook(hub, role, notebook):

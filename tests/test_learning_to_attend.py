@@ -23,8 +23,8 @@ def graded_pair(assignment, source):
 
 
 def feedback(result, exercise=None):
-    return "\n".join(f"{t['name']}: {t['feedback']}" for t in result["tests"]
-                     if t["status"] != "passed" and exercise in (None, t["exercise"]))
+    return "\n".join(f"{t.name}: {t.feedback}" for t in result.tests
+                     if not t.passed and exercise in (None, t.exercise))
 
 
 PAIRS = {
@@ -78,7 +78,7 @@ def attention_backward(d_output, cache):
 @pytest.mark.parametrize("description", sorted(PAIRS))
 def test_pairs_with_other_cache_layouts_keep_full_marks(assignment, description):
     result = graded_pair(assignment, PAIRS[description])
-    assert result["score"] == result["max_score"], feedback(result)
+    assert result.score == result.max_score, feedback(result)
 
 
 def test_a_closure_cache_loses_forward_and_backward_points_with_a_clear_message(assignment):
@@ -93,9 +93,9 @@ def attention_forward(Q, K, V):
 def attention_backward(d_output, cache):
     return cache(d_output)
 ''')
-    backward = result["exercises"]["attention_backward"]
+    backward = result.exercises["attention_backward"]
     assert backward["score"] == 0
-    assert result["exercises"]["attention_forward"]["score"] < result["exercises"]["attention_forward"]["max_score"]
+    assert result.exercises["attention_forward"]["score"] < result.exercises["attention_forward"]["max_score"]
     assert "must be plain data" in feedback(result, "attention_backward")
 
 
@@ -112,10 +112,10 @@ def attention_backward(d_output, cache):
     d_s = softmax_backward(w, d_output @ np.swapaxes(V, -1, -2)) / np.sqrt(Q.shape[-1])
     return d_s @ K, np.swapaxes(d_s, -1, -2) @ Q, np.swapaxes(w, -1, -2) @ d_output
 ''')
-    failed = [t for t in result["tests"] if t["status"] != "passed"]
-    assert [t["name"] for t in failed] == [
+    failed = [t for t in result.tests if not t.passed]
+    assert [t.name for t in failed] == [
         "attention_backward: uses only its cache: another forward pass in between changes nothing"]
-    assert "not from global variables" in failed[0]["feedback"]
+    assert "not from global variables" in failed[0].feedback
 
 
 def test_a_wrong_softmax_backward_is_named_in_attention_backward_feedback(assignment):

@@ -35,7 +35,7 @@ def graded_class(tmp_path_factory):
     state.mkdir()
     course.nbgrader("generate_assignment", ASSIGNMENT, "--force",
                     f"--CourseDirectory.release_directory={root / 'release'}", state=state)
-    scored = [(grade.grade_local(ASSIGNMENT, m.namespace())["score"], m)
+    scored = [(grade.grade_local(ASSIGNMENT, m.namespace()).score, m)
               for m in catalogue.mutants(ASSIGNMENT, "row_normalize")]
     expected_bob, mutant = next((s, m) for s, m in scored if 0 < s < AUTOGRADED)  # partial credit
     name = reference.solution_notebook(ASSIGNMENT).name

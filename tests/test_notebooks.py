@@ -84,13 +84,13 @@ def test_each_graded_function_has_one_answer_cell_and_one_check_worth_its_tests(
                if nbgrader_meta(c).get("solution") and c["cell_type"] == "code"]
     checks = {nbgrader_meta(c)["grade_id"][len(CHECK_PREFIX):]: nbgrader_meta(c)["points"]
               for c in notebook if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")}
-    for exercise, scores in result["exercises"].items():
+    for exercise, scores in result.exercises.items():
         assert answers.count(exercise) == 1, f"{exercise}: needs exactly one answer cell"
         assert exercise in checks, f"{exercise}: no grade cell '{CHECK_PREFIX}{exercise}'"
         assert checks[exercise] == scores["max_score"], (
             f"{exercise}: the grade cell is worth {checks[exercise]} points, its hidden tests "
             f"{scores['max_score']}")
-    assert set(checks) == set(result["exercises"]), "a grade cell has no hidden tests"
+    assert set(checks) == set(result.exercises), "a grade cell has no hidden tests"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -180,7 +180,7 @@ def works(assignment, name, definition, body):
     except Exception:
         return False
     namespace = catalogue.with_source(reference.namespace(assignment), candidate)
-    result = grade.grade_local(assignment, namespace)["exercises"][name]
+    result = grade.grade_local(assignment, namespace).exercises[name]
     return result["score"] == result["max_score"]
 
 

@@ -21,21 +21,21 @@ def graded_reference(assignment):
 
 
 def failures(result):
-    return "\n".join(f"  {t['name']}: {t['feedback']}" for t in result["tests"]
-                     if t["status"] != "passed")
+    return "\n".join(f"  {t.name}: {t.feedback}" for t in result.tests
+                     if not t.passed)
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_reference_solution_gets_full_marks(assignment):
     result = graded_reference(assignment)
-    assert result["max_score"] > 0
-    assert result["score"] == result["max_score"], failures(result)
+    assert result.max_score > 0
+    assert result.score == result.max_score, failures(result)
 
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "mutant"], ids=lambda e: f"{e.assignment}:{e.key}")
 def test_mutant_loses_points_on_its_function(entry):
     result = grade.grade_local(entry.assignment, entry.namespace())
-    exercise = result["exercises"][entry.exercise]
+    exercise = result.exercises[entry.exercise]
     assert exercise["score"] < exercise["max_score"], (
         f"the suite gives full marks to a mutant that would {entry.description}")
 
@@ -43,14 +43,14 @@ def test_mutant_loses_points_on_its_function(entry):
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "alternative"], ids=lambda e: f"{e.assignment}:{e.key}")
 def test_alternative_keeps_full_marks(entry):
     result = grade.grade_local(entry.assignment, entry.namespace())
-    assert result["score"] == result["max_score"], (
+    assert result.score == result.max_score, (
         f"the suite takes points from a correct alternative ({entry.description}):\n"
         + failures(result))
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_graded_function_has_three_mutants_and_an_alternative(assignment):
-    exercises = graded_reference(assignment)["exercises"]
+    exercises = graded_reference(assignment).exercises
     for exercise in exercises:
         assert len(catalogue.mutants(assignment, exercise)) >= 3, f"{exercise}: fewer than 3 mutants"
         assert len(catalogue.alternatives(assignment, exercise)) >= 1, f"{exercise}: no alternative"
@@ -58,7 +58,7 @@ def test_every_graded_function_has_three_mutants_and_an_alternative(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_catalogue_entries_name_graded_functions(assignment):
-    exercises = set(graded_reference(assignment)["exercises"])
+    exercises = set(graded_reference(assignment).exercises)
     for entry in catalogue.entries(assignment):
         assert entry.exercise in exercises, f"{entry.key} replaces an ungraded function"
 
@@ -67,22 +67,22 @@ def test_catalogue_entries_name_graded_functions(assignment):
 def test_every_test_names_its_property(assignment):
     """Learners see test names: each must say which function and which property."""
     result = graded_reference(assignment)
-    names = [t["name"] for t in result["tests"]]
+    names = [t.name for t in result.tests]
     assert len(names) == len(set(names)), "two tests share a name"
-    for test in result["tests"]:
-        assert test["name"].startswith(test["exercise"] + ": ")
-        assert len(test["name"]) > len(test["exercise"]) + 8, f"{test['name']!r} says too little"
+    for test in result.tests:
+        assert test.name.startswith(test.exercise + ": ")
+        assert len(test.name) > len(test.exercise) + 8, f"{test.name!r} says too little"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_a_failing_test_never_shows_suite_code(assignment):
     """An unimplemented submission fails every test with a sentence, not a traceback of the suite."""
     result = grade.grade_local(assignment, {})
-    assert result["score"] == 0
-    for test in result["tests"]:
-        assert test["status"] == "failed"
-        assert "is not defined in your notebook" in test["feedback"]
-        assert "def test_" not in test["feedback"] and "assert " not in test["feedback"]
+    assert result.score == 0
+    for test in result.tests:
+        assert not test.passed
+        assert "is not defined in your notebook" in test.feedback
+        assert "def test_" not in test.feedback and "assert " not in test.feedback
 
 
 def test_suite_runner_reports_a_suite_that_cannot_run(tmp_path, monkeypatch):

@@ -1,6 +1,6 @@
 """Check a notebook yourself before submitting it.
 
-    python -m helpers.check notebooks/02-scoring/scoring.ipynb
+    python -m helpers.selfcheck notebooks/02-scoring/scoring.ipynb
 
 Runs the notebook from a fresh kernel, top to bottom, the way the grader will, and prints one line
 per graded function: whether its visible check passes and, if not, why. Cells that fail elsewhere
@@ -117,7 +117,7 @@ def verdicts(notebook):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m helpers.check", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m helpers.selfcheck", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebook")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per cell")
     args = parser.parse_args(argv)
