@@ -17,11 +17,12 @@ from nbformat import from_dict
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
                                     LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
-from traitlets import Float, Unicode
+from traitlets import Float, Int, Unicode
 
 import nbformat
 
 from . import reference, state
+from . import sandbox as confinement
 from . import grade as engine
 from . import notebook as nbio
 
@@ -94,10 +95,30 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
                    help="seconds for everything one notebook gets: cells, replays after crashes "
                         "and the hidden suite").tag(config=True)
 
+    max_restarts = Int(engine.Options.max_restarts,
+                       help="kernel crashes a notebook survives (replayed from its last good cell) "
+                            "before grading gives up on it").tag(config=True)
+    cpu_seconds = Int(confinement.Limits.cpu_seconds,
+                      help="CPU seconds the learner's kernel may use in all").tag(config=True)
+    memory_bytes = Int(confinement.Limits.memory_bytes,
+                       help="address space of the learner's kernel, in bytes").tag(config=True)
+    processes = Int(confinement.Limits.processes,
+                    help="processes and threads the learner's kernel may run").tag(config=True)
+    file_bytes = Int(confinement.Limits.file_bytes,
+                     help="largest file the learner's kernel may write, in bytes").tag(config=True)
+    scratch_bytes = Int(confinement.Limits.scratch_bytes,
+                        help="everything the learner's kernel may write, in bytes (the size of "
+                             "its private scratch folder)").tag(config=True)
+
     def options(self):
+        """The grading options these settings stand for."""
+        limits = confinement.Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_bytes,
+                                processes=self.processes, file_bytes=self.file_bytes,
+                                scratch_bytes=self.scratch_bytes)
         return engine.Options(sandbox=self.sandbox, cell_timeout=self.cell_timeout,
                               notebook_timeout=self.notebook_timeout,
-                              call_timeout=self.call_timeout, budget=self.budget)
+                              call_timeout=self.call_timeout, budget=self.budget,
+                              max_restarts=self.max_restarts, limits=limits)
 
     def _submission_problem(self, resources):
         """Why the submitted file must not be graded (a link, a special file), or None.

@@ -94,3 +94,22 @@ def test_mypy_passes_on_the_engine():
     done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=PACKAGE.parent,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_every_grading_option_is_an_nbgrader_setting_with_help():
+    """nbgrader_config.py can set the sandbox, the time limits and the resource limits."""
+    from traitlets.config import Config
+    from autograder.nbgrader_plugin import HiddenSuiteGrading
+    config = Config()
+    config.HiddenSuiteGrading.memory_bytes = 1 << 30
+    config.HiddenSuiteGrading.cell_timeout = 7.0
+    config.HiddenSuiteGrading.max_restarts = 1
+    config.HiddenSuiteGrading.sandbox = "require"
+    options = HiddenSuiteGrading(config=config).options()
+    assert (options.limits.memory_bytes, options.cell_timeout, options.max_restarts,
+            options.sandbox) == (1 << 30, 7.0, 1, "require")
+    traits = HiddenSuiteGrading.class_traits(config=True)
+    assert {"sandbox", "cell_timeout", "notebook_timeout", "call_timeout", "budget",
+            "max_restarts", "cpu_seconds", "memory_bytes", "processes", "file_bytes",
+            "scratch_bytes"} <= set(traits)
+    assert all(trait.help for trait in traits.values())
