@@ -73,8 +73,10 @@ class SubmissionError(Exception):
         self.cause = _cause(detail if detail is not None else message) if kind == "raised" else None
 
     def reworded(self, message):
-        """The same error (kind, function, exception) with another message for the learner."""
-        return SubmissionError(message, self.kind, self.function, self.exception, self.detail)
+        """The same error (kind, function, exception, cause) with another message for the learner."""
+        error = SubmissionError(message, self.kind, self.function, self.exception, self.detail)
+        error.cause = self.cause
+        return error
 
     def with_hint(self, extra):
         """The same error, its message followed by ``extra``."""
