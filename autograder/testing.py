@@ -210,20 +210,21 @@ def expect_close(actual, expected, what, rtol=1e-6, atol=1e-8, mistakes=None):
 
 
 def _name_broken_result(array, expected, what, mistakes):
+    """Fail with the usual message about a wrong shape or a non-finite entry, followed by the
+    mistake that explains it, if one does; otherwise return and let the comparison speak."""
     if array.shape != expected.shape:
-        problem = f"The shape of {what} is {array.shape} instead of {expected.shape}."
-    elif array.dtype.kind in "fc" and expected.dtype.kind in "biufc":
-        broken = ~np.isfinite(array) & np.isfinite(expected)
-        if not broken.any():
-            return
-        where = tuple(int(i) for i in np.argwhere(broken)[0])
-        problem = (f"The entry at index {where} of {what} is {array[where]}; every entry should be "
-                   f"a finite number.")
+        check_broken = lambda: expect_shape(array, expected.shape, what)  # noqa: E731
+    elif array.dtype.kind in "fc" and expected.dtype.kind in "biufc" \
+            and (~np.isfinite(array) & np.isfinite(expected)).any():
+        check_broken = lambda: expect_finite(array, what)  # noqa: E731
     else:
         return
     hint = name_mistake(array, mistakes, expected)
     if hint:
-        fail(f"{problem} This is what you get when you {hint}.")
+        try:
+            check_broken()
+        except Feedback as error:
+            fail(f"{error} This is what you get when you {hint}.")
 
 
 WARNING_HINT = "An overflow in exp usually means the maximum was not subtracted first."
