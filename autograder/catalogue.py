@@ -129,6 +129,31 @@ def mistakes(assignment, exercise, *args, pick=None, learner=None, **kwargs):
     return MistakeTable(results, assignment, exercise, args, kwargs, pick, learner, entries)
 
 
+def matching_mistakes(assignment, exercise, inputs):
+    """The descriptions of the catalogued mistakes of ``exercise`` that pass a test on every one
+    of ``inputs``, joined by "or when you" (as :func:`helpers.checks.name_mistake` joins them);
+    None if there is none.
+
+    ``inputs`` is a list of ``(args, kwargs, matches)``: the arguments the learner's function was
+    called with (wire markers included: each mistake gets its own decoded copy, so an ``RNG``
+    gives every mistake the seed the learner's function saw) and a predicate of a mistake's result
+    saying whether it is wrong in the way the learner's was. A mistake that raises on any input
+    does not match. For results that no tolerance can compare (random ones), where the suite knows
+    what "wrong in the same way" means; otherwise use :func:`mistakes`. Trusted code only."""
+    found = []
+    for entry in mutants(assignment, exercise):
+        for args, kwargs, matches in inputs:
+            value = _run(entry.namespace(), exercise, args, kwargs, None)
+            try:
+                if value is _FAILED or not matches(value):
+                    break
+            except Exception:
+                break
+        else:
+            found.append(entry.description)
+    return ", or when you ".join(found) or None
+
+
 _FAILED = object()
 
 

@@ -46,29 +46,34 @@ class Submission:
         try:
             reply = self._caller(name, args, kwargs)
         except CallFailed as error:
-            raise SubmissionError(f"Calling `{name}` failed: it {error}.") from None
+            kind = "timeout" if "did not return within" in str(error) else "crashed"
+            raise SubmissionError(f"Calling `{name}` failed: it {error}.", kind, name) from None
         except wire.BadReply as error:
-            raise SubmissionError(f"Calling `{name}` gave no readable reply ({error}).") from None
+            raise SubmissionError(f"Calling `{name}` gave no readable reply ({error}).",
+                                  "bad-reply", name) from None
         if not isinstance(reply, dict) or "ok" not in reply:
-            raise SubmissionError(f"Calling `{name}` gave no readable reply.")
+            raise SubmissionError(f"Calling `{name}` gave no readable reply.", "bad-reply", name)
         if not reply["ok"]:
             error = reply.get("error") or {}
             kind = error.get("kind")
             if kind == "unavailable":
-                raise SubmissionError(str(error.get("message")))
+                raise SubmissionError(str(error.get("message")), "unavailable", name)
             if kind == "missing":
                 raise SubmissionError(
                     f"`{name}` is not defined in your notebook. Run the cell that defines it "
-                    f"and check that the function is spelled exactly `{name}`.")
+                    f"and check that the function is spelled exactly `{name}`.", "missing", name)
             if kind == "not_implemented":
                 raise SubmissionError(
                     f"`{name}` is not implemented yet: it still raises NotImplementedError. "
-                    f"Replace `raise NotImplementedError()` with your code.")
+                    f"Replace `raise NotImplementedError()` with your code.", "not-implemented",
+                    name)
             message = str(error.get("message", "an error"))
             trace = str(error.get("traceback", "")).strip().splitlines()
             where = next((line.strip() for line in reversed(trace)
                           if line.strip().startswith("File ")), "")
-            raise SubmissionError(f"`{name}` raised {message}" + (f" ({where})" if where else ""))
+            exception, _, detail = message.partition(": ")
+            raise SubmissionError(f"`{name}` raised {message}" + (f" ({where})" if where else ""),
+                                  "raised", name, exception, detail)
         self.last = CallRecord(name, list(reply.get("warnings", [])),
                                list(reply.get("mutated", [])), str(reply.get("stdout", "")),
                                float(reply.get("seconds", 0.0)))
@@ -96,7 +101,8 @@ class _Plugin:
     def submission(self):
         if time.monotonic() > self.deadline:
             raise SubmissionError("The grading time budget for this notebook ran out before "
-                                  "this test (some function is very slow or never returns).")
+                                  "this test (some function is very slow or never returns).",
+                                  "out-of-time")
         return self._submission
 
     def pytest_collection_modifyitems(self, items):

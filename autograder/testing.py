@@ -1,14 +1,31 @@
-"""What a hidden suite imports: points, the submission proxy's errors, and checks that explain.
+"""The suite kit: everything a hidden suite imports to call the learner's functions and explain
+what is wrong.
 
 A suite is plain pytest. Each test carries ``@points(n, "exercise")`` and a docstring whose first line
 is the learner-facing name of the property it checks. Checks raise :class:`Feedback`, whose message
 is all the learner sees of a failure (never the suite's code).
+
+The kit, one of each, so that no suite writes its own:
+
+- :func:`call`: ``call(submission, "softmax", z, hint=...)`` calls the learner's function and, when it
+  raises, adds a hint to the feedback (a sentence, or a function of the :class:`SubmissionError`).
+- :class:`SubmissionError` has a ``kind`` (:data:`KINDS`) and, for an exception the learner's code
+  raised, a ``cause`` (:data:`CAUSES`): suites branch on those, never on the English of a message.
+- :func:`expect_close`: values within tolerance; a wrong value, a wrong shape or a nan that a
+  catalogued mistake explains names that mistake.
+- :func:`expect_clean_call`: the last call raised no numpy warning (underflow aside), changed no
+  input in place and printed nothing; ``hint`` and ``copy_hint`` say what usually causes each, for
+  the function at hand.
+- :func:`softmax`: the trusted softmax expected values are computed with (float64, masks, rows with
+  nothing to attend to give zeros).
 
 Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission)`` (from
 ``autograder.catalogue``) to :func:`expect_close`. A catalogued mistake is then named only when the
 learner's function matches it on the checked input *and* on a second input; otherwise the message
 describes the property that is off (``helpers.checks.describe_difference``).
 """
+import functools
+
 import numpy as np
 import pytest
 from helpers import checks
@@ -18,9 +35,60 @@ from helpers.checks import (CheckFailed as Feedback, check, describe_difference,
 
 from .wire import Function, Lambda, Partial, RNG, Unsupported  # noqa: F401  (re-exported for suites)
 
+#: What went wrong with a call, as :attr:`SubmissionError.kind`.
+KINDS = {
+    "raised": "the learner's function raised an exception",
+    "missing": "the function is not defined in the notebook (or is not a function)",
+    "not-implemented": "the function still raises NotImplementedError",
+    "timeout": "the call did not return in time",
+    "crashed": "the call took the kernel down, or produced no reply the grader could read",
+    "bad-reply": "the reply could not be read as data",
+    "unavailable": "the kernel could not run the call at all (it died earlier, or grading stopped)",
+    "out-of-time": "the notebook's grading time budget ran out before the test",
+}
+
+#: For ``kind == "raised"``: what the learner's exception says went wrong, as
+#: :attr:`SubmissionError.cause` (None when it is none of these). Numpy's wording is read here, once.
+CAUSES = {
+    "matmul": (("matmul", "not aligned"), "the shapes of a matrix product do not fit"),
+    "boolean-index": (("boolean index",), "a boolean index has the wrong shape"),
+    "broadcast": (("broadcast",), "two shapes do not broadcast together"),
+    "out-of-bounds": (("out of bounds",), "an axis or index that the array does not have"),
+}
+
 
 class SubmissionError(Exception):
-    """The learner's function could not be called or raised; the message says which and why."""
+    """The learner's function could not be called or raised; the message says which and why.
+
+    ``kind`` is one of :data:`KINDS`; ``function`` the graded function called; for a raised
+    exception, ``exception`` is its type name (``"ValueError"``), ``detail`` its own message and
+    ``cause`` one of :data:`CAUSES` or None."""
+
+    def __init__(self, message, kind="raised", function=None, exception=None, detail=None):
+        super().__init__(message)
+        if kind not in KINDS:
+            raise ValueError(f"unknown SubmissionError kind {kind!r}")
+        self.kind, self.function = kind, function
+        self.exception, self.detail = exception, detail
+        self.cause = _cause(detail if detail is not None else message) if kind == "raised" else None
+
+    def reworded(self, message):
+        """The same error (kind, function, exception, cause) with another message for the learner."""
+        error = SubmissionError(message, self.kind, self.function, self.exception, self.detail)
+        error.cause = self.cause
+        return error
+
+    def with_hint(self, extra):
+        """The same error, its message followed by ``extra``."""
+        return self.reworded(f"{self} {extra}")
+
+
+def _cause(text):
+    text = str(text)
+    for cause, (phrases, _) in CAUSES.items():
+        if any(phrase in text for phrase in phrases):
+            return cause
+    return None
 
 
 def points(value, exercise):
@@ -73,25 +141,118 @@ def _kind(value):
     return f"a value of type {type(value).__name__}"
 
 
+# ------------------------------------------------------------------ calling the learner
+
+def call(submission, name, *args, hint=None, **kwargs):
+    """``submission.<name>(*args, **kwargs)``. When the learner's function raises, the feedback
+    adds ``hint``: a sentence (added to an exception the learner's code raised, not to a missing or
+    unimplemented function), or a function of the :class:`SubmissionError` returning a sentence or
+    None."""
+    try:
+        return getattr(submission, name)(*args, **kwargs)
+    except SubmissionError as error:
+        if callable(hint):
+            extra = hint(error)
+        else:
+            extra = hint if error.kind == "raised" else None
+        if extra:
+            raise error.with_hint(extra) from None
+        raise
+
+
+def suite_function(source, **params):
+    """A function the suite writes, twice: the wire marker the learner's function is given
+    (``Lambda(source)``, or a ``Partial`` of it binding ``params``) and the same function as a
+    callable on this, trusted, side (``source`` evaluated with ``np`` in scope)."""
+    local = eval(source, {"np": np})
+    if params:
+        return Partial(Lambda(source), **params), functools.partial(local, **params)
+    return Lambda(source), local
+
+
+def batched_keys_hint(error, K):
+    """For a matrix product that failed on keys with batch dimensions: the usual cause."""
+    if np.ndim(K) > 2 and error.cause == "matmul":
+        return (f"It was called with batch dimensions, K of shape {np.shape(K)}: `K.T` reverses "
+                f"every axis of a batch, `np.swapaxes(K, -1, -2)` swaps only the last two.")
+    return None
+
+
+# ------------------------------------------------------------------ trusted math
+
+def softmax(z, axis=-1, mask=None):
+    """The trusted softmax suites compute expected values with, in float64.
+
+    ``mask`` (True = may be attended to, broadcast against ``z``) gives the other entries weight 0.
+    A slice with nothing to attend to (every entry masked or -inf) gives zeros, not nan, and no
+    warning."""
+    z = np.asarray(z, dtype=np.float64)
+    if mask is not None:
+        z = np.where(np.asarray(mask, dtype=bool), z, -np.inf)
+    top = z.max(axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.exp(z - top)
+    total = e.sum(axis=axis, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+
+
 # ------------------------------------------------------------------ checks
 
 def expect_close(actual, expected, what, rtol=1e-6, atol=1e-8, mistakes=None):
-    """As :func:`helpers.checks.expect_close`, after making sure ``actual`` is a numeric array."""
-    return checks.expect_close(as_array(actual, what), expected, what, rtol, atol, mistakes)
+    """As :func:`helpers.checks.expect_close`, after making sure ``actual`` is a numeric array.
+
+    A result of the wrong shape, or with nan or inf where the right answer is finite, is first
+    compared with the known ``mistakes``, so that a mistake that produces one is named too."""
+    array = as_array(actual, what)
+    if mistakes:
+        _name_broken_result(array, np.asarray(expected), what, mistakes)
+    return checks.expect_close(array, expected, what, rtol, atol, mistakes)
 
 
-def expect_clean_call(submission, name, hint=None):
-    """The last call raised no numpy warning, printed nothing and left its inputs untouched.
+def _name_broken_result(array, expected, what, mistakes):
+    """Fail with the usual message about a wrong shape or a non-finite entry, followed by the
+    mistake that explains it, if one does; otherwise return and let the comparison speak."""
+    if array.shape != expected.shape:
+        check_broken = lambda: expect_shape(array, expected.shape, what)  # noqa: E731
+    elif array.dtype.kind in "fc" and expected.dtype.kind in "biufc" \
+            and (~np.isfinite(array) & np.isfinite(expected)).any():
+        check_broken = lambda: expect_finite(array, what)  # noqa: E731
+    else:
+        return
+    hint = name_mistake(array, mistakes, expected)
+    if hint:
+        try:
+            check_broken()
+        except Feedback as error:
+            fail(f"{error} This is what you get when you {hint}.")
 
-    ``hint`` replaces the default explanation of a warning (an overflow in exp).
-    """
+
+WARNING_HINT = "An overflow in exp usually means the maximum was not subtracted first."
+COPY_HINT = "for example `X = X / s` rather than `X /= s`"
+
+
+def expect_clean_call(submission, name, hint=WARNING_HINT, copy_hint=COPY_HINT, value=None,
+                      mistakes=None):
+    """The last call raised no numpy warning, changed none of its inputs in place and printed
+    nothing.
+
+    Underflow (a tiny number rounded to 0, as in exp(-1000)) is harmless, silent under numpy's
+    defaults and not held against anyone. ``hint`` says what usually causes a warning in this
+    function: a sentence, or a function of the warning's text returning one (or None).
+    ``copy_hint`` shows how to work on a copy. When the call warned and its result ``value``
+    matches one of the known ``mistakes``, the mistake is named."""
     last = submission.last
-    if last.warnings:
-        fail(f"{name} emitted a warning: {last.warnings[0]}. Valid input must not produce "
-             f"warnings ({hint or 'an overflow in exp usually means the maximum was not subtracted'}).")
+    warned = [w for w in last.warnings if "underflow" not in w.lower()]
+    if warned:
+        why = hint(warned[0]) if callable(hint) else hint
+        message = (f"{name} emitted a warning: {warned[0]}. Valid input must not produce warnings."
+                   + (f" {why}" if why else ""))
+        known = name_mistake(value, mistakes) if value is not None and mistakes else None
+        fail(message + (f" This is what you get when you {known}." if known else ""))
     if last.mutated:
         fail(f"{name} changed its input argument number {last.mutated[0] + 1} in place; "
-             f"work on a copy instead (for example `X = X / s` rather than `X /= s`).")
-    if last.stdout.strip():
-        fail(f"{name} printed {last.stdout.strip()[:60]!r}; graded functions must not print "
+             f"work on a copy instead ({copy_hint}).")
+    printed = last.stdout.strip()
+    if printed:
+        fail(f"{name} printed {printed[:60]!r}; graded functions must not print "
              f"(remove debugging prints before submitting).")

@@ -7,6 +7,9 @@ from autograder.testing import (as_array, check, expect_clean_call, expect_close
                                 expect_sums_to_one, points)
 
 ASSIGNMENT = "00-getting-started"
+# What expect_clean_call says about a warning in row_normalize.
+CLEAN = {"hint": "A 'divide by zero' or 'invalid value' warning means a row of zeros was divided by "
+                 "its sum, 0: divide by 1 where the sum is 0 (np.where)."}
 
 
 def normalized(X):
@@ -45,7 +48,7 @@ def test_zero_rows_stay_zero(submission):
     P = expect_close(submission.row_normalize(X), normalized(X), "row_normalize with zero rows",
                      mistakes=mistakes(ASSIGNMENT, "row_normalize", X, learner=submission))
     check(not np.isnan(P).any(), "rows of zeros must stay zero, not become nan.")
-    expect_clean_call(submission, "row_normalize")
+    expect_clean_call(submission, "row_normalize", **CLEAN)
 
 
 @points(1, "row_normalize")
@@ -75,4 +78,4 @@ def test_input_untouched(submission):
     X = rows(6, (4, 4))
     expect_close(submission.row_normalize(X), normalized(X), "row_normalize(X)",
                  mistakes=mistakes(ASSIGNMENT, "row_normalize", X, learner=submission))
-    expect_clean_call(submission, "row_normalize")
+    expect_clean_call(submission, "row_normalize", **CLEAN)

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from autograder.catalogue import mistakes
-from autograder.testing import (SubmissionError, as_array, as_pair, check, expect_clean_call,
-                                expect_close, expect_shape, expect_sums_to_one, fail, points)
+from autograder.testing import (as_array, as_pair, batched_keys_hint, call, check,
+                                expect_clean_call, expect_close, expect_shape, expect_sums_to_one,
+                                fail, points, softmax)
 
 ASSIGNMENT = "03-qkv"
 F32 = {"rtol": 1e-4, "atol": 1e-5}   # float32 carries about 7 significant digits
@@ -19,30 +20,19 @@ F32 = {"rtol": 1e-4, "atol": 1e-5}   # float32 carries about 7 significant digit
 
 # ------------------------------------------------------------------ trusted float64 references
 
-def stable_softmax(z, axis=-1):
-    z = np.asarray(z, dtype=np.float64)
-    e = np.exp(z - z.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
 def ref_hard(query, keys, values):
     return np.asarray(values, dtype=np.float64)[int(np.argmax(keys @ query))]
 
 
 def ref_soft(query, keys, values, temperature=1.0):
-    return stable_softmax(np.asarray(keys, np.float64) @ np.asarray(query, np.float64)
+    return softmax(np.asarray(keys, np.float64) @ np.asarray(query, np.float64)
                           / temperature) @ np.asarray(values, np.float64)
 
 
 def ref_attention(Q, K, V, mask=None):
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
     scores = np.einsum("...qd,...kd->...qk", Q, K) / np.sqrt(K.shape[-1])
-    allowed = np.broadcast_to(True if mask is None else np.asarray(mask, bool), scores.shape)
-    top = np.where(allowed, scores, -np.inf).max(axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    e = np.where(allowed, np.exp(np.where(allowed, scores - top, 0.0)), 0.0)
-    total = e.sum(axis=-1, keepdims=True)
-    weights = e / np.where(total > 0, total, 1.0)
+    weights = softmax(scores, mask=mask)
     return weights @ V, weights
 
 
@@ -53,16 +43,13 @@ def ref_padding(lengths, T):
 def ref_nw(x_query, x_keys, y_values, bandwidth):
     xq, xk = np.asarray(x_query, np.float64), np.asarray(x_keys, np.float64)
     scores = -((xq[:, None] - xk[None, :]) ** 2) / (2.0 * float(bandwidth) ** 2)
-    return stable_softmax(scores, axis=-1) @ np.asarray(y_values, np.float64)
+    return softmax(scores, axis=-1) @ np.asarray(y_values, np.float64)
 
 
 # ------------------------------------------------------------------ helpers
 
-def expect_quiet(submission, name):
-    """No numpy warning, no input changed in place, no print."""
-    expect_clean_call(submission, name, hint="an overflow in exp usually means the maximum was "
-                      "not subtracted, an invalid value a 0/0 or -inf minus -inf (for example a "
-                      "row where every key is masked)")
+WARNING_HINT = ("An overflow in exp usually means the maximum was not subtracted; an invalid value, "
+                "a 0/0 or -inf minus -inf (for example a row where every key is masked).")
 
 
 def lookup_data(seed, n, d, d_v):
@@ -81,20 +68,13 @@ def attention_data(seed, batch, T_q, T_k, d_k, d_v, scale=1.0):
 
 def call_attention(submission, Q, K, V, **kwargs):
     """The learner's (output, weights), each checked to be a numeric array."""
-    try:
-        result = submission.scaled_dot_product_attention(Q, K, V, **kwargs)
-    except SubmissionError as error:
-        message = str(error)
-        if np.ndim(K) > 2 and ("matmul" in message or "not aligned" in message):
-            raise SubmissionError(f"{message} It was called with batch dimensions, K of shape "
-                                  f"{np.shape(K)}: `K.T` reverses every axis of a batch, "
-                                  f"`np.swapaxes(K, -1, -2)` swaps only the last two.") from None
-        if "mask" in kwargs and "boolean index" in message:
-            raise SubmissionError(f"{message} The mask had shape {np.shape(kwargs['mask'])}: a "
-                                  f"mask only needs to broadcast to the scores' shape, so use "
-                                  f"np.where(mask, scores, ...) rather than boolean indexing "
-                                  f"scores[~mask].") from None
-        raise
+    def hint(error):
+        if "mask" in kwargs and error.cause == "boolean-index":
+            return (f"The mask had shape {np.shape(kwargs['mask'])}: a mask only needs to "
+                    f"broadcast to the scores' shape, so use np.where(mask, scores, ...) rather "
+                    f"than boolean indexing scores[~mask].")
+        return batched_keys_hint(error, K)
+    result = call(submission, "scaled_dot_product_attention", Q, K, V, hint=hint, **kwargs)
     result = as_pair(result, "scaled_dot_product_attention(Q, K, V)")
     return (as_array(result[0], "the output (first returned value)"),
             as_array(result[1], "the weights (second returned value)"))
@@ -167,7 +147,7 @@ def test_hard_lookup_clean(submission):
     """leaves its inputs unchanged, emits no warning and prints nothing"""
     query, keys, values = lookup_data(4, 7, 3, 2)
     submission.hard_lookup(query, keys, values)
-    expect_quiet(submission, "hard_lookup")
+    expect_clean_call(submission, "hard_lookup", hint=WARNING_HINT)
 
 
 # ------------------------------------------------------------------ soft_lookup
@@ -203,7 +183,7 @@ def test_soft_lookup_tiny_temperature(submission):
     expect_close(result, ref_soft(query, keys, values, 1e-3), "soft_lookup with temperature=0.001",
                  mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values, temperature=1e-3,
                                    learner=submission))
-    expect_quiet(submission, "soft_lookup")
+    expect_clean_call(submission, "soft_lookup", hint=WARNING_HINT)
 
 
 @points(1, "soft_lookup")
@@ -239,7 +219,7 @@ def test_soft_lookup_float32_and_clean(submission):
                  ref_soft(query, keys, values, 0.5), "soft_lookup of float32 input", **F32,
                  mistakes=mistakes(ASSIGNMENT, "soft_lookup", query, keys, values, temperature=0.5,
                                    learner=submission))
-    expect_quiet(submission, "soft_lookup")
+    expect_clean_call(submission, "soft_lookup", hint=WARNING_HINT)
 
 
 # ------------------------------------------------------------------ scaled_dot_product_attention
@@ -310,11 +290,11 @@ def test_attention_fully_masked_rows(submission):
              "(mask.any(axis=-1, keepdims=True) finds them).")
     expect_attention(submission, "a mask with fully masked rows (batch 0 rows 1 and 3, batch 1 row 0)",
                      Q, K, V, mask)
-    expect_quiet(submission, "scaled_dot_product_attention")
+    expect_clean_call(submission, "scaled_dot_product_attention", hint=WARNING_HINT)
     everything_masked = np.zeros((2, 4, 5), dtype=bool)
     out, weights = expect_attention(submission, "a mask that is False everywhere", Q, K, V,
                                     everything_masked)
-    expect_quiet(submission, "scaled_dot_product_attention")
+    expect_clean_call(submission, "scaled_dot_product_attention", hint=WARNING_HINT)
 
 
 @points(1, "scaled_dot_product_attention")
@@ -322,11 +302,11 @@ def test_attention_huge_scores(submission):
     """huge scores (about 1e5) give one-hot weights without overflow or warnings"""
     Q, K, V = attention_data(27, (2,), 3, 6, 4, 2, scale=300.0)
     expect_attention(submission, "inputs whose scores are about 1e5", Q, K, V)
-    expect_quiet(submission, "scaled_dot_product_attention")
+    expect_clean_call(submission, "scaled_dot_product_attention", hint=WARNING_HINT)
     mask = np.random.default_rng(27).random((3, 6)) < 0.5
     mask[:, 0] = True
     expect_attention(submission, "inputs whose scores are about 1e5, with a mask", Q, K, V, mask)
-    expect_quiet(submission, "scaled_dot_product_attention")
+    expect_clean_call(submission, "scaled_dot_product_attention", hint=WARNING_HINT)
 
 
 @points(1, "scaled_dot_product_attention")
@@ -337,7 +317,7 @@ def test_attention_float32(submission):
     mask = np.tril(np.ones((4, 5), dtype=bool))
     mask[2] = False
     expect_attention(submission, "float32 input with a mask", Q, K, V, mask, tolerance=F32)
-    expect_quiet(submission, "scaled_dot_product_attention")
+    expect_clean_call(submission, "scaled_dot_product_attention", hint=WARNING_HINT)
 
 
 @points(1, "scaled_dot_product_attention")
@@ -358,28 +338,28 @@ def test_attention_all_true_mask_and_clean(submission):
     """mask=None, an all-True mask and no mask agree; inputs are left unchanged"""
     Q, K, V = attention_data(31, (), 4, 6, 5, 2)
     plain, _ = expect_attention(submission, "mask=None", Q, K, V)
-    expect_quiet(submission, "scaled_dot_product_attention")
+    expect_clean_call(submission, "scaled_dot_product_attention", hint=WARNING_HINT)
     out, _ = call_attention(submission, Q, K, V, mask=None)
     expect_close(out, plain, "the output with mask=None passed explicitly")
     everything_allowed = np.ones((4, 6), dtype=bool)
     out, _ = call_attention(submission, Q, K, V, mask=everything_allowed)
     expect_close(out, plain, "the output with an all-True mask (it should equal no mask)",
                  mistakes=attention_mistakes(submission, Q, K, V, mask=everything_allowed)[0])
-    expect_quiet(submission, "scaled_dot_product_attention")
+    expect_clean_call(submission, "scaled_dot_product_attention", hint=WARNING_HINT)
 
 
 # ------------------------------------------------------------------ padding_mask
 
 def expect_padding(submission, lengths, T):
     lengths = np.asarray(lengths)
-    call = (f"padding_mask({lengths.tolist()}, {T})" if len(lengths) <= 8
-            else f"padding_mask(lengths of shape {lengths.shape}, T={T})")
-    result = as_array(submission.padding_mask(lengths, T), call, dtype_kind="biuf")
+    shown = (f"padding_mask({lengths.tolist()}, {T})" if len(lengths) <= 8
+             else f"padding_mask(lengths of shape {lengths.shape}, T={T})")
+    result = as_array(submission.padding_mask(lengths, T), shown, dtype_kind="biuf")
     expect_shape(result, (len(lengths), T), f"padding_mask(lengths of shape {lengths.shape}, T={T})")
     wrong = mistakes(ASSIGNMENT, "padding_mask", lengths, T, learner=submission).derive(
         lambda v: np.asarray(v).astype(float))
     expect_close(result.astype(float), ref_padding(lengths, T).astype(float),
-                 f"{call} (as 0/1)", mistakes=wrong)
+                 f"{shown} (as 0/1)", mistakes=wrong)
     return result
 
 
@@ -420,7 +400,7 @@ def test_padding_mask_clean(submission):
     """leaves its input unchanged, emits no warning and prints nothing"""
     lengths = np.array([3, 0, 2])
     submission.padding_mask(lengths, 4)
-    expect_quiet(submission, "padding_mask")
+    expect_clean_call(submission, "padding_mask", hint=WARNING_HINT)
 
 
 # ------------------------------------------------------------------ nadaraya_watson
@@ -457,11 +437,11 @@ def test_nadaraya_watson_tiny_bandwidth(submission):
     x_query, x_keys, y_values = regression_data(52, 12, 9)
     expect_nw(submission, "nadaraya_watson with bandwidth 1e-4 (the nearest key's value)",
               x_query, x_keys, y_values, 1e-4)
-    expect_quiet(submission, "nadaraya_watson")
+    expect_clean_call(submission, "nadaraya_watson", hint=WARNING_HINT)
     far = np.array([-50.0, 60.0])      # every kernel value underflows to 0 here
     expect_nw(submission, "nadaraya_watson for queries far from every key, bandwidth 0.1",
               far, x_keys, y_values, 0.1)
-    expect_quiet(submission, "nadaraya_watson")
+    expect_clean_call(submission, "nadaraya_watson", hint=WARNING_HINT)
 
 
 @points(1, "nadaraya_watson")
@@ -493,4 +473,4 @@ def test_nadaraya_watson_clean(submission):
     """leaves its inputs unchanged, emits no warning and prints nothing"""
     x_query, x_keys, y_values = regression_data(56, 10, 6)
     submission.nadaraya_watson(x_query, x_keys, y_values, 0.4)
-    expect_quiet(submission, "nadaraya_watson")
+    expect_clean_call(submission, "nadaraya_watson", hint=WARNING_HINT)

@@ -7,15 +7,13 @@ less than once in a million runs), and they check reproducibility: the same seed
 result, a different seed a different one.
 """
 import functools
-import warnings
 
 import numpy as np
 import pytest
 
-from autograder import catalogue
-from autograder.catalogue import mistakes
-from autograder.testing import (RNG, as_array, as_float, as_pair, check, expect_close,
-                                expect_shape, fail, points)
+from autograder.catalogue import matching_mistakes, mistakes
+from autograder.testing import (RNG, as_array, as_float, as_pair, check, expect_clean_call,
+                                expect_close, expect_shape, fail, points, softmax)
 
 ASSIGNMENT = "04-scaling"
 KEYS = ("max_weight", "entropy", "grad_norm")
@@ -23,11 +21,6 @@ Z = 5.0  # standard errors of slack in every statistical check
 
 
 # ------------------------------------------------------------------ trusted helpers
-
-def stable_softmax(z):
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
 
 def entropy(p, axis=-1):
     p = np.asarray(p, dtype=np.float64)
@@ -41,56 +34,21 @@ def jacobian(p):
 
 def distributions(seed, shape, spread=2.0):
     """Random rows that sum to 1 along the last axis, some peaked, some flat."""
-    return stable_softmax(spread * np.random.default_rng(seed).standard_normal(shape))
+    return softmax(spread * np.random.default_rng(seed).standard_normal(shape))
 
 
-def expect_quiet(submission, name):
-    """The last call left its inputs untouched and raised no numpy warning.
-
-    Underflow (a tiny number rounded to 0, as in exp(-1000)) is harmless and silent under numpy's
-    defaults, so it is not held against the learner.
-    """
-    last = submission.last
-    real = [w for w in last.warnings if "underflow" not in w]
-    if real:
-        why = ""
-        if "log" in real[0]:
-            why = (" log(0) warns even inside np.where(p > 0, p * np.log(p), 0), because numpy "
-                   "computes both branches before choosing; take the log of an array without zeros.")
-        elif "overflow" in real[0]:
-            why = " An overflow in exp usually means the maximum was not subtracted first."
-        fail(f"{name} emitted a warning: {real[0]}. Valid input must not produce warnings.{why}")
-    if last.mutated:
-        fail(f"{name} changed its input argument number {last.mutated[0] + 1} in place; "
-             f"work on a copy instead (for example `p = np.where(...)` rather than `p[...] = ...`).")
+def warning_hint(warning):
+    """What usually causes a warning in these functions."""
+    if "log" in warning:
+        return ("log(0) warns even inside np.where(p > 0, p * np.log(p), 0), because numpy "
+                "computes both branches before choosing; take the log of an array without zeros.")
+    if "overflow" in warning:
+        return "An overflow in exp usually means the maximum was not subtracted first."
+    return None
 
 
-def catalogued_mistake(exercise, inputs):
-    """The descriptions of the catalogued mistakes of ``exercise`` that match the learner on every
-    one of ``inputs``, joined by "or when you"; None if there is none.
-
-    ``inputs`` is a list of ``(args, kwargs, matches)``: the arguments the learner's function was
-    called with and a predicate saying whether a mistake's result is wrong in the way the
-    learner's was. Giving two inputs (two seeds) means a mistake is named only when it matches on
-    more than one input, as everywhere else. ``RNG`` markers become fresh generators for each
-    mistake, so every mistake sees the seed the learner's function saw. Trusted code only. Random
-    results cannot tell apart two mistakes with the same statistics (scaling the scores, or not
-    summing them, both give variance 1), hence every match is named."""
-    found = []
-    for entry in catalogue.mutants(ASSIGNMENT, exercise):
-        try:
-            for args, kwargs, matches in inputs:
-                call = [np.random.default_rng(a.seed) if isinstance(a, RNG) else a for a in args]
-                with warnings.catch_warnings(), np.errstate(all="ignore"):
-                    warnings.simplefilter("ignore")
-                    value = entry.namespace()[exercise](*call, **kwargs)
-                if not matches(value):
-                    break
-            else:
-                found.append(entry.description)
-        except Exception:
-            continue
-    return ", or when you ".join(found) or None
+CLEAN = {"hint": warning_hint,   # what expect_clean_call says about a warning or an in-place change
+         "copy_hint": "for example `p = np.where(...)` rather than `p[...] = ...`"}
 
 
 SECOND_SEED = 1000  # added to a test's seed for the second input a mistake must match on
@@ -141,7 +99,7 @@ def stats_mistake(submission, d_k, n, seed, mean, var):
         second = stats_of(submission, d_k, n, seed + SECOND_SEED)
     except Exception:   # the learner's function fails on the second input: name nothing
         return None
-    return catalogued_mistake("dot_product_stats", [
+    return matching_mistakes(ASSIGNMENT, "dot_product_stats", [
         ((d_k, n, RNG(seed)), {}, matcher(mean, var)),
         ((d_k, n, RNG(seed + SECOND_SEED)), {}, matcher(*second))])
 
@@ -154,7 +112,7 @@ def test_stats_returns_two_numbers(submission):
           f"dot_product_stats returned ({mean}, {var}); both should be finite numbers.")
     check(var >= 0, f"the variance returned by dot_product_stats is {var}; a variance is never "
                     f"negative. Is the pair in the order (mean, variance)?")
-    expect_quiet(submission, "dot_product_stats")
+    expect_clean_call(submission, "dot_product_stats", **CLEAN)
     check(not submission.last.stdout, "dot_product_stats printed something; return the numbers "
                                       "instead of printing them.")
 
@@ -239,7 +197,7 @@ def test_entropy_exact_zeros(submission):
                   [0.0, 0.7, 0.0, 0.3]])
     expect_close(submission.softmax_entropy(p), entropy(p), "softmax_entropy of rows with exact zeros",
                  mistakes=mistakes(ASSIGNMENT, "softmax_entropy", p, learner=submission))
-    expect_quiet(submission, "softmax_entropy")
+    expect_clean_call(submission, "softmax_entropy", **CLEAN)
 
 
 @points(1, "softmax_entropy")
@@ -262,19 +220,19 @@ def test_entropy_float32(submission):
     p[1, 4] = 1.0
     expect_close(submission.softmax_entropy(p), entropy(p), "softmax_entropy of float32 input",
                  rtol=1e-4, atol=1e-5)
-    expect_quiet(submission, "softmax_entropy")
+    expect_clean_call(submission, "softmax_entropy", **CLEAN)
 
 
 @points(1, "softmax_entropy")
 def test_entropy_tiny_probabilities(submission):
     """tiny (1e-300) and saturated weights, as from a softmax of huge scores"""
-    p = stable_softmax(np.array([[0.0, -690.0, -700.0, -745.0, -2000.0],
+    p = softmax(np.array([[0.0, -690.0, -700.0, -745.0, -2000.0],
                                  [500.0, 0.0, -500.0, 499.0, 100.0]]))
     got = expect_close(submission.softmax_entropy(p), entropy(p),
                        "softmax_entropy of weights near 1e-300 and exact zeros")
     check(np.all(np.asarray(got) >= -1e-12), "an entropy came out negative; -p ln p is never "
                                              "negative for 0 <= p <= 1.")
-    expect_quiet(submission, "softmax_entropy")
+    expect_clean_call(submission, "softmax_entropy", **CLEAN)
 
 
 @points(1, "softmax_entropy")
@@ -313,9 +271,9 @@ def test_jacobian_matches_finite_differences(submission):
     """is the derivative of softmax: matches central finite differences"""
     s = np.random.default_rng(5).standard_normal(6) * 1.5
     h = 1e-6
-    numeric = np.stack([(stable_softmax(s + h * e) - stable_softmax(s - h * e)) / (2 * h)
+    numeric = np.stack([(softmax(s + h * e) - softmax(s - h * e)) / (2 * h)
                         for e in np.eye(6)], axis=1)
-    p = stable_softmax(s)
+    p = softmax(s)
     expect_close(submission.softmax_jacobian(p), numeric,
                  "softmax_jacobian(softmax(s)) compared with finite differences of softmax at s",
                  rtol=1e-5, atol=1e-8, mistakes=mistakes(ASSIGNMENT, "softmax_jacobian", p,
@@ -359,7 +317,7 @@ def test_jacobian_clean(submission):
     """does not change its input in place or emit warnings"""
     p = np.array([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
     submission.softmax_jacobian(p)
-    expect_quiet(submission, "softmax_jacobian")
+    expect_clean_call(submission, "softmax_jacobian", **CLEAN)
 
 
 # ------------------------------------------------------------------ saturation_sweep
@@ -388,7 +346,7 @@ def _expected_sweep(d_ks, n_keys, scaled, n, seed):
         scores = length * rng.standard_normal((n, n_keys))
         if scaled:
             scores = scores / np.sqrt(d_k)
-        alpha = stable_softmax(scores)
+        alpha = softmax(scores)
         s2, s3 = (alpha**2).sum(-1), (alpha**3).sum(-1)
         values = {"max_weight": alpha.max(-1), "entropy": entropy(alpha),
                   "grad_norm": np.sqrt(np.maximum(s2 - 2 * s3 + s2**2, 0.0))}
@@ -440,7 +398,7 @@ def sweep_mistake(submission, args, result, expected, n_trials, **kwargs):
         second = sweep_of(submission, d_ks, n_keys, n_trials, rng.seed + SECOND_SEED, **kwargs)
     except Exception:   # the learner's function fails on the second input: name nothing
         return None
-    return catalogued_mistake("saturation_sweep", [(args, kwargs, matcher(result)),
+    return matching_mistakes(ASSIGNMENT, "saturation_sweep", [(args, kwargs, matcher(result)),
                                                    (second_args, kwargs, matcher(second))])
 
 
@@ -565,6 +523,6 @@ def test_sweep_huge_scores_quiet(submission):
     for key in KEYS:
         check(np.isfinite(out[key]).all(), f"with d_k = 4096 unscaled, saturation_sweep(...)"
                                            f"[{key!r}] is {out[key]}; it should be finite.")
-    expect_quiet(submission, "saturation_sweep (or a function it calls)")
+    expect_clean_call(submission, "saturation_sweep (or a function it calls)", **CLEAN)
     check(out["max_weight"][1] > 0.9, f"with d_k = 4096 unscaled the mean largest weight is "
                                       f"{out['max_weight'][1]:.3f}; it should be close to 1.")

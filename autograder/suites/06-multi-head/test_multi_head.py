@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from autograder.catalogue import mistakes
-from autograder.testing import (as_array, as_pair, check, expect_close, expect_shape, fail,
-                                name_mistake, points)
+from autograder.testing import (as_array, as_pair, check, expect_clean_call, expect_close,
+                                expect_shape, fail, points, softmax)
 
 ASSIGNMENT = "06-multi-head"
 F32 = dict(rtol=1e-4, atol=1e-5)          # float32 results against a float64 oracle
@@ -29,14 +29,7 @@ def oracle_merge(X):
 
 
 def oracle_attention(Q, K, V, allowed):
-    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
-    allowed = np.broadcast_to(allowed, scores.shape)
-    scores = np.where(allowed, scores, -np.inf)
-    top = scores.max(axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    e = np.where(allowed, np.exp(scores - top), 0.0)
-    total = e.sum(axis=-1, keepdims=True)
-    weights = e / np.where(total == 0, 1.0, total)
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), mask=allowed)
     return weights @ V, weights
 
 
@@ -64,20 +57,6 @@ def oracle_positions(T, d_model):
 
 # ------------------------------------------------------------------ checks
 
-def expect_value(actual, expected, what, mistakes=None, rtol=1e-6, atol=1e-8):
-    """expect_close, but a wrong shape or a nan is also traced back to a known mistake."""
-    actual = as_array(actual, what)
-    expected = np.asarray(expected)
-    wrong_shape = actual.shape != expected.shape
-    if wrong_shape or (np.isfinite(expected).all() and not np.isfinite(actual).all()):
-        hint = name_mistake(actual, mistakes)
-        if hint:
-            problem = (f"The shape of {what} is {actual.shape} instead of {expected.shape}."
-                       if wrong_shape else f"Some entries of {what} are nan or inf.")
-            fail(f"{problem} This is what you get when you {hint}.")
-    return expect_close(actual, expected, what, rtol=rtol, atol=atol, mistakes=mistakes)
-
-
 def distinct(found, expected):
     """Only the mistakes whose result differs from the right answer on this input, so that a
     nearly-right result is never blamed on a mistake that happens to agree here."""
@@ -96,22 +75,10 @@ def catalogued(submission, expected, exercise, *args, pick=None, **kwargs):
                     expected)
 
 
-def expect_clean(submission, name):
-    """The last call left its inputs untouched, printed nothing and raised no numpy warning.
-
-    An underflow in exp is not a fault: exp of a score far below the row's maximum is 0, which is
-    the right weight (a stable softmax underflows on large logits by design), so it is ignored.
-    """
-    last = submission.last
-    warnings = [w for w in last.warnings if "underflow" not in w]
-    if warnings:
-        fail(f"{name} emitted a warning: {warnings[0]}. Valid input must not produce warnings "
-             f"(an overflow in exp usually means the maximum was not subtracted; an invalid "
-             f"value usually means -inf - (-inf) or 0/0 on a fully masked row).")
-    if last.mutated:
-        fail(f"{name} changed its input argument number {last.mutated[0] + 1} in place; work on a "
-             f"copy instead (for example `X = X * s` rather than `X *= s`).")
-    check(not last.stdout, f"{name} printed something; graded functions must not print.")
+# What expect_clean_call says about a warning or an in-place change in these functions.
+CLEAN = {"hint": "An overflow in exp usually means the maximum was not subtracted; an invalid value "
+                 "usually means -inf - (-inf) or 0/0 on a fully masked row.",
+         "copy_hint": "for example `X = X * s` rather than `X *= s`"}
 
 
 # ------------------------------------------------------------------ inputs
@@ -150,9 +117,9 @@ def compare_mha(submission, X, W, n_heads, mask=None, what="multi_head_attention
     out, weights = run_mha(submission, X, W, n_heads, mask, what)
     expected_out, expected_w = oracle_mha(X, *W, n_heads, mask)
     expect_weight_shape(weights, expected_w.shape, f"the weights of {what}")
-    expect_value(weights, expected_w, f"the weights of {what}",
+    expect_close(weights, expected_w, f"the weights of {what}",
                  mistakes=distinct(named(submission, X, W, n_heads, mask, 1), expected_w), **tol)
-    expect_value(out, expected_out, f"the output of {what}",
+    expect_close(out, expected_out, f"the output of {what}",
                  mistakes=distinct(named(submission, X, W, n_heads, mask, 0), expected_out), **tol)
     return out, weights
 
@@ -168,7 +135,7 @@ def test_split_values(submission, T, d_model, n_heads):
     """head j holds the contiguous columns j*d_k:(j+1)*d_k"""
     X = tokens(T * d_model + n_heads, (T, d_model))
     expected = oracle_split(X, n_heads)
-    expect_value(submission.split_heads(X, n_heads), expected,
+    expect_close(submission.split_heads(X, n_heads), expected,
                  f"split_heads(X, {n_heads}) for X of shape {X.shape}",
                  mistakes=catalogued(submission, expected, "split_heads", X, n_heads))
 
@@ -177,11 +144,11 @@ def test_split_values(submission, T, d_model, n_heads):
 def test_split_batch_dimensions(submission):
     """leading batch dimensions stay in front: (..., T, d_model) -> (..., H, T, d_k)"""
     X = tokens(11, (2, 3, 5, 12))
-    expect_value(submission.split_heads(X, 4), oracle_split(X, 4),
+    expect_close(submission.split_heads(X, 4), oracle_split(X, 4),
                  "split_heads(X, 4) for X of shape (2, 3, 5, 12)",
                  mistakes=catalogued(submission, oracle_split(X, 4), "split_heads", X, 4))
     X = tokens(12, (2, 1, 6))
-    expect_value(submission.split_heads(X, 1), oracle_split(X, 1),
+    expect_close(submission.split_heads(X, 1), oracle_split(X, 1),
                  "split_heads(X, 1) for X of shape (2, 1, 6) (one head, T = 1)",
                  mistakes=catalogued(submission, oracle_split(X, 1), "split_heads", X, 1))
 
@@ -190,9 +157,9 @@ def test_split_batch_dimensions(submission):
 def test_split_float32_and_clean(submission):
     """works on float32, leaves its input untouched, no warnings or prints"""
     X = tokens(13, (3, 7, 10)).astype(np.float32)
-    expect_value(submission.split_heads(X, 5), oracle_split(X, 5).astype(np.float64),
+    expect_close(submission.split_heads(X, 5), oracle_split(X, 5).astype(np.float64),
                  "split_heads of float32 X of shape (3, 7, 10)", **F32)
-    expect_clean(submission, "split_heads")
+    expect_clean_call(submission, "split_heads", **CLEAN)
 
 
 # ================================================================== merge_heads
@@ -205,7 +172,7 @@ MERGE_CASES = [(2, 3, 2), (3, 5, 4), (6, 4, 1)]      # (n_heads, T, d_k)
 def test_merge_values(submission, n_heads, T, d_k):
     """head j fills columns j*d_k:(j+1)*d_k, so merge_heads undoes split_heads"""
     X = tokens(n_heads * 100 + T * 10 + d_k, (n_heads, T, d_k))
-    expect_value(submission.merge_heads(X), oracle_merge(X),
+    expect_close(submission.merge_heads(X), oracle_merge(X),
                  f"merge_heads of heads of shape {X.shape}",
                  mistakes=catalogued(submission, oracle_merge(X), "merge_heads", X))
 
@@ -214,10 +181,10 @@ def test_merge_values(submission, n_heads, T, d_k):
 def test_merge_batch_dimensions(submission):
     """leading batch dimensions stay in front: (..., H, T, d_k) -> (..., T, H*d_k)"""
     X = tokens(21, (2, 3, 4, 5, 3))
-    expect_value(submission.merge_heads(X), oracle_merge(X), "merge_heads of shape (2, 3, 4, 5, 3)",
+    expect_close(submission.merge_heads(X), oracle_merge(X), "merge_heads of shape (2, 3, 4, 5, 3)",
                  mistakes=catalogued(submission, oracle_merge(X), "merge_heads", X))
     X = tokens(22, (3, 2, 1, 4))
-    expect_value(submission.merge_heads(X), oracle_merge(X), "merge_heads of shape (3, 2, 1, 4) (T = 1)",
+    expect_close(submission.merge_heads(X), oracle_merge(X), "merge_heads of shape (3, 2, 1, 4) (T = 1)",
                  mistakes=catalogued(submission, oracle_merge(X), "merge_heads", X))
 
 
@@ -225,9 +192,9 @@ def test_merge_batch_dimensions(submission):
 def test_merge_float32_and_clean(submission):
     """works on float32, leaves its input untouched, no warnings or prints"""
     X = tokens(23, (2, 5, 7, 2)).astype(np.float32)
-    expect_value(submission.merge_heads(X), oracle_merge(X).astype(np.float64),
+    expect_close(submission.merge_heads(X), oracle_merge(X).astype(np.float64),
                  "merge_heads of float32 heads of shape (2, 5, 7, 2)", **F32)
-    expect_clean(submission, "merge_heads")
+    expect_clean_call(submission, "merge_heads", **CLEAN)
 
 
 # ================================================================== multi_head_attention
@@ -313,7 +280,7 @@ def test_mha_fully_masked_rows(submission):
                                what="multi_head_attention with queries 1 and 3 fully masked")
     check(np.abs(weights[..., [1, 3], :]).max() <= 1e-12 and np.abs(out[:, [1, 3]]).max() <= 1e-12,
           "fully masked queries must get all-zero weights and an all-zero output.")
-    expect_clean(submission, "multi_head_attention")
+    expect_clean_call(submission, "multi_head_attention", **CLEAN)
 
 
 @points(1, "multi_head_attention")
@@ -322,13 +289,13 @@ def test_mha_huge_logits(submission):
     X = tokens(44, (5, 8), scale=30.0)
     W = layer(45, 8, scale=4.0)
     compare_mha(submission, X, W, 2, what="multi_head_attention with scores of size ~1e4")
-    expect_clean(submission, "multi_head_attention")
+    expect_clean_call(submission, "multi_head_attention", **CLEAN)
     mask = np.ones((5, 5), dtype=bool)
     mask[:, 2] = False
     mask[4] = False
     compare_mha(submission, X, W, 2, mask,
                 what="multi_head_attention with scores of size ~1e4 and a mask")
-    expect_clean(submission, "multi_head_attention")
+    expect_clean_call(submission, "multi_head_attention", **CLEAN)
 
 
 @points(1, "multi_head_attention")
@@ -338,7 +305,7 @@ def test_mha_float32(submission):
     W = tuple(A.astype(np.float32) for A in layer(47, 12, scale=1.5))
     mask = np.tril(np.ones((6, 6), dtype=bool))
     compare_mha(submission, X, W, 3, mask, what="multi_head_attention on float32 input", tol=F32)
-    expect_clean(submission, "multi_head_attention")
+    expect_clean_call(submission, "multi_head_attention", **CLEAN)
 
 
 @points(1, "multi_head_attention")
@@ -359,9 +326,9 @@ def test_mha_no_mask_argument_and_clean(submission):
     W = layer(52, 8)
     out, _ = run_mha(submission, X, W, 2, what="multi_head_attention(X, W_q, W_k, W_v, W_o, 2)")
     expect_close(out, oracle_mha(X, *W, 2)[0], "the output when mask is left out")
-    expect_clean(submission, "multi_head_attention")
+    expect_clean_call(submission, "multi_head_attention", **CLEAN)
     run_mha(submission, X, W, 2, np.ones((4, 4), dtype=bool), what="multi_head_attention with a mask")
-    expect_clean(submission, "multi_head_attention")
+    expect_clean_call(submission, "multi_head_attention", **CLEAN)
 
 
 # ================================================================== sinusoidal_positions
@@ -374,7 +341,7 @@ def named_positions(submission, T, d_model):
 @pytest.mark.parametrize("T,d_model", [(1, 2), (7, 8), (50, 128)], ids=lambda v: str(v))
 def test_positions_values(submission, T, d_model):
     """P[pos, 2i] = sin(pos / 10000^(2i/d)), P[pos, 2i+1] = cos(same angle), pos from 0"""
-    expect_value(submission.sinusoidal_positions(T, d_model), oracle_positions(T, d_model),
+    expect_close(submission.sinusoidal_positions(T, d_model), oracle_positions(T, d_model),
                  f"sinusoidal_positions({T}, {d_model})", atol=1e-5,
                  mistakes=named_positions(submission, T, d_model))
 
@@ -394,7 +361,7 @@ def test_positions_pairs_and_offsets(submission):
     near = np.array([P[p] @ P[p + 3] for p in range(30)])
     expect_close(near, np.full(30, near[0]), "the dot products P[p] . P[p + 3] for p = 0..29 "
                  "(they should not depend on p)", rtol=1e-5, atol=1e-5)
-    expect_value(P, oracle_positions(40, 16), "sinusoidal_positions(40, 16)", atol=1e-5,
+    expect_close(P, oracle_positions(40, 16), "sinusoidal_positions(40, 16)", atol=1e-5,
                  mistakes=wrong)
 
 
@@ -407,7 +374,7 @@ def test_positions_odd_width(submission, T, d_model):
     formula = oracle_positions(T, d_model)                  # d_model in the exponent
     truncated = oracle_positions(T, d_model + 1)[:, :d_model]   # the d_model + 1 convention
     if not (np.allclose(P, formula, atol=1e-5) or np.allclose(P, truncated, atol=1e-5)):
-        expect_value(P, formula, f"sinusoidal_positions({T}, {d_model})", atol=1e-5,
+        expect_close(P, formula, f"sinusoidal_positions({T}, {d_model})", atol=1e-5,
                      mistakes=named_positions(submission, T, d_model))
 
 
@@ -415,6 +382,6 @@ def test_positions_odd_width(submission, T, d_model):
 def test_positions_long_sequence(submission):
     """long sequences (T = 2048) stay accurate; no warnings or prints"""
     P = submission.sinusoidal_positions(2048, 64)
-    expect_value(P, oracle_positions(2048, 64), "sinusoidal_positions(2048, 64)", rtol=1e-5,
+    expect_close(P, oracle_positions(2048, 64), "sinusoidal_positions(2048, 64)", rtol=1e-5,
                  atol=5e-4, mistakes=named_positions(submission, 2048, 64))
-    expect_clean(submission, "sinusoidal_positions")
+    expect_clean_call(submission, "sinusoidal_positions", **CLEAN)

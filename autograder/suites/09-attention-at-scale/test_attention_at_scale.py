@@ -24,8 +24,9 @@ import numpy as np
 import pytest
 
 from autograder.catalogue import mistakes
-from autograder.testing import (Function, SubmissionError, as_array, as_float, check, expect_close,
-                                expect_shape, fail, name_mistake, points)
+from autograder.testing import (Function, SubmissionError, as_array, as_float, batched_keys_hint,
+                                call, check, expect_clean_call, expect_close, expect_shape, fail,
+                                points, softmax)
 
 ASSIGNMENT = "09-attention-at-scale"
 EXACT = {"rtol": 1e-10, "atol": 1e-13}       # float64 against float64 softmax weights in [0, 1]
@@ -36,53 +37,22 @@ MIB = 2 ** 20
 
 # ------------------------------------------------------------------ trusted float64 references
 
-def expected_softmax(z):
-    """Three-pass softmax along the last axis; a row of only -inf gives zeros."""
-    z = np.asarray(z, dtype=np.float64)
-    top = np.max(z, axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    e = np.exp(z - top)
-    total = e.sum(axis=-1, keepdims=True)
-    return e / np.where(total > 0, total, 1.0)
-
-
 def expected_attention(Q, K, V, mask=None):
-    """Naive attention in float64 (einsum); a query with no allowed key gets zeros."""
+    """Naive attention in float64 (einsum, the kit's softmax); a query with no allowed key gets
+    zeros."""
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
     scores = np.einsum("...qd,...kd->...qk", Q, K) / np.sqrt(Q.shape[-1])
-    allowed = np.broadcast_to(True if mask is None else np.asarray(mask, dtype=bool), scores.shape)
-    scores = np.where(allowed, scores, -np.inf)
-    top = np.max(scores, axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    e = np.exp(scores - top)
-    total = e.sum(axis=-1, keepdims=True)
-    return np.einsum("...qk,...kv->...qv", e / np.where(total > 0, total, 1.0), V)
+    return np.einsum("...qk,...kv->...qv", softmax(scores, mask=mask), V)
 
 
 # ------------------------------------------------------------------ helpers
 
-def expect_quiet(submission, name, value=None, known=None):
-    """No numpy warning (a harmless underflow to 0 aside), no print, no input changed in place.
-
-    When the call warned and its ``value`` matches one of the ``known`` mistakes, name it.
-    """
-    last = submission.last
-    noisy = [w for w in last.warnings if "underflow" not in w]
-    if noisy:
-        message = (f"{name} emitted a warning: {noisy[0]}. Valid input must not produce warnings: "
-                   f"an overflow in exp means a shift by the running maximum is missing; an invalid "
-                   f"value is a -inf - (-inf) (a running maximum that is still -inf because every "
-                   f"entry so far was -inf or masked) or a 0 / 0 (a row with no allowed key, or "
-                   f"every exponential underflowing to 0).")
-        hint = name_mistake(value, known) if value is not None else None
-        if hint:
-            message += f" This is what you get when you {hint}."
-        fail(message)
-    if last.mutated:
-        fail(f"{name} changed its input argument number {last.mutated[0] + 1} in place; work on "
-             f"a copy instead (for example `Q = Q * s` rather than `Q *= s`).")
-    if last.stdout.strip():
-        fail(f"{name} printed {last.stdout.strip()[:60]!r}; graded functions must not print.")
+# What expect_clean_call says about a warning or an in-place change in these functions.
+CLEAN = {"hint": "An overflow in exp means a shift by the running maximum is missing; an invalid "
+                 "value is a -inf - (-inf) (a running maximum that is still -inf because every "
+                 "entry so far was -inf or masked) or a 0 / 0 (a row with no allowed key, or every "
+                 "exponential underflowing to 0).",
+         "copy_hint": "for example `Q = Q * s` rather than `Q *= s`"}
 
 
 def call_online(submission, z, block_size):
@@ -94,28 +64,23 @@ def expect_online(submission, z, block_size, what, tolerance=EXACT, quiet=True):
     p = call_online(submission, z, block_size)
     known = mistakes(ASSIGNMENT, "online_softmax", z, block_size)
     if quiet:
-        expect_quiet(submission, "online_softmax", p, known)
-    expect_close(p, expected_softmax(z), what, **tolerance, mistakes=known)
+        expect_clean_call(submission, "online_softmax", value=p, mistakes=known, **CLEAN)
+    expect_close(p, softmax(z), what, **tolerance, mistakes=known)
     return p
 
 
 def call_blockwise(submission, Q, K, V, block_size, mask=None):
     kwargs = {} if mask is None else {"mask": mask}
-    try:
-        out = submission.blockwise_attention(Q, K, V, block_size, **kwargs)
-    except SubmissionError as error:
-        message = str(error)
-        if np.ndim(K) > 2 and ("matmul" in message or "not aligned" in message):
-            raise SubmissionError(f"{message} It was called with batch dimensions, K of shape "
-                                  f"{np.shape(K)}: `K.T` reverses every axis of a batch, "
-                                  f"`np.swapaxes(K, -1, -2)` swaps only the last two.") from None
-        if mask is not None and ("boolean index" in message or "broadcast" in message):
-            raise SubmissionError(f"{message} The mask had shape {np.shape(mask)}, for scores of "
-                                  f"shape {np.shape(Q)[:-1] + (np.shape(K)[-2],)}: a mask only "
-                                  f"needs to broadcast to them. np.broadcast_to(mask, ...) before "
-                                  f"the loop, and np.where(mask_block, scores, -np.inf) rather than "
-                                  f"boolean indexing, handle every such shape.") from None
-        raise
+
+    def hint(error):
+        if mask is not None and error.cause in ("boolean-index", "broadcast"):
+            return (f"The mask had shape {np.shape(mask)}, for scores of shape "
+                    f"{np.shape(Q)[:-1] + (np.shape(K)[-2],)}: a mask only needs to broadcast to "
+                    f"them. np.broadcast_to(mask, ...) before the loop, and "
+                    f"np.where(mask_block, scores, -np.inf) rather than boolean indexing, handle "
+                    f"every such shape.")
+        return batched_keys_hint(error, K)
+    out = call(submission, "blockwise_attention", Q, K, V, block_size, hint=hint, **kwargs)
     if isinstance(out, tuple):
         fail(f"blockwise_attention should return only the output array, but a tuple of "
              f"{len(out)} values came back. Returning the weights would mean building the full "
@@ -129,7 +94,7 @@ def expect_blockwise(submission, Q, K, V, block_size, what, mask=None, tolerance
     kwargs = {} if mask is None else {"mask": mask}
     known = mistakes(ASSIGNMENT, "blockwise_attention", Q, K, V, block_size, **kwargs)
     if quiet:
-        expect_quiet(submission, "blockwise_attention", out, known)
+        expect_clean_call(submission, "blockwise_attention", value=out, mistakes=known, **CLEAN)
     expect_close(out, expected_attention(Q, K, V, mask), what, **tolerance, mistakes=known)
     return out
 
