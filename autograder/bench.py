@@ -304,11 +304,24 @@ def stock_path(root, per_assignment):
     return {"count": len(paths), "seconds": time.perf_counter() - started}
 
 
+def recording_start(root):
+    """Seconds of each recording pass (``nbgrader autograde`` with this grader's plugin) over a
+    class with no submissions: what a pass costs before its first notebook."""
+    state, _ = _fresh_state(root, 0)
+    seconds = []
+    for assignment in assignments():
+        started = time.perf_counter()
+        course.nbgrader("autograde", assignment, state=state, check=False)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
 def compare(root, per_assignment, jobs, repeats=1):
     """Stock, ours on distinct submissions, ours on the class with duplicates: medians over
     ``repeats`` runs, interleaved."""
-    stock, ours, duplicates = [], [], []
+    stock, ours, duplicates, fixed = [], [], [], []
     for _ in range(repeats):
+        fixed += recording_start(root)
         stock.append(stock_path(root, per_assignment))
         ours.append(instructor_path(root, per_assignment, jobs, True))
         duplicates.append(instructor_path(root, per_assignment, jobs, False))
@@ -321,6 +334,7 @@ def compare(root, per_assignment, jobs, repeats=1):
         "grading": median(ours, "grading"), "recording": median(ours, "recording"),
         "full": median(ours, "seconds"),
         "duplicates": median(duplicates, "seconds"),
+        "recording_fixed": statistics.median(fixed), "passes": len(assignments()),
         "duplicates_distinct": duplicates[0]["distinct"], "ours_distinct": ours[0]["distinct"],
         "submissions": [s for run in ours for s in run["submissions"]],
     }
@@ -505,6 +519,13 @@ def stage_table(c, stock_per_submission):
     recording = c["recording"] / c["count"]
     rows.append(["recording (nbgrader autograde pass, per submission)", f"{recording:.2f}",
                  f"{100 * recording / total:.0f}%", c["count"]])
+    if c.get("recording_fixed") is not None:
+        fixed, passes = c["recording_fixed"], c["passes"]
+        marginal = max(0.0, c["recording"] - passes * fixed) / c["count"]
+        rows.append(["  of which nbgrader's start (per pass, one per assignment)",
+                     f"{fixed:.2f}", "", passes])
+        rows.append(["  of which per notebook, after the start", f"{marginal:.2f}",
+                     f"{100 * marginal / total:.0f}%", c["count"]])
     rows.append(["stock nbgrader autograde, per submission", f"{stock_per_submission:.2f}",
                  f"{100 * stock_per_submission / total:.0f}%", c["count"]])
     return markdown_table(["stage (per submission)", "median s", "of total", "n"], rows)

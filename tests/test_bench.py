@@ -16,6 +16,12 @@ def records(*submissions):
     return out
 
 
+def cells(table):
+    """A markdown table's body rows, first column -> the other cells, stripped."""
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    return {row[0]: row[1:] for row in rows}
+
+
 def test_stage_records_become_submissions_and_medians():
     a = {"start": 1.0, "execute": 2.0, "suite": 3.0, "close": 0.5, "total": 7.0}
     b = {"start": 3.0, "execute": 4.0, "suite": 1.0, "close": 0.5, "total": 9.0}
@@ -58,22 +64,29 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
     assert len({len(line) for line in lines}) == 1
 
     c = {"count": 10, "stock": 100.0, "grading": 20.0, "recording": 5.0, "full": 25.0,
-         "duplicates": 12.5, "duplicates_distinct": 4, "ours_distinct": 10,
+         "duplicates": 12.5, "duplicates_distinct": 4, "recording_fixed": 1.0, "passes": 2, "ours_distinct": 10,
          "submissions": [{"start": 1.0, "execute": 2.0, "suite": 1.0, "close": 0.0,
                           "other": 0.0, "total": 4.0}] * 10}
     comparison = bench.comparison_table(c)
-    assert "|    100.0 |" not in comparison  # widths come from the content
+    assert cells(comparison)["stock nbgrader autograde (distinct submissions)"] == [
+        "100.0", "6.0", "1.00x"]
     assert "4.00x" in comparison and "5.00x" in comparison and "1.00x" in comparison
     assert "2.00x from the content cache" in bench.duplicates_line(c)
     stages = bench.stage_table(c, 10.0)
-    assert "| recording (nbgrader autograde pass, per submission) |     0.50 |      12% |" in stages
-    assert "50%" in stages  # execute: 2 of 4 s
+    rows = cells(stages)
+    assert rows["recording (nbgrader autograde pass, per submission)"] == ["0.50", "12%", "10"]
+    assert rows[bench.STAGE_NAMES["execute"]] == ["2.00", "50%", "10"]
+    # two recording passes of 1 s before any notebook: (5 - 2) / 10 s per notebook
+    assert rows["of which nbgrader's start (per pass, one per assignment)"] == ["1.00", "", "2"]
+    assert rows["of which per notebook, after the start"] == ["0.30", "8%", "10"]
+    assert rows["stock nbgrader autograde, per submission"] == ["10.00", "250%", "10"]
     lat = {"00-getting-started": {"notebook": 2.0, "command": 4.0, "in-process": 3.0,
                                   "stages": {"start": (0.8, 3)}}}
-    assert "+2.00" in bench.latency_table(lat) and "+1.00" in bench.latency_table(lat)
+    assert cells(bench.latency_table(lat))["00-getting-started"] == [
+        "2.00", "4.00", "3.00", "0.80", "+2.00", "+1.00"]
     cap = [{"size": 10, "jobs": 1, "seconds": 60.0, "per_minute": 10.0, "worker_mib": 150.0,
             "tree_mib": 150.0, "same_scores": True}]
-    assert "| 10          |    1 |    60.0 |" in bench.capacity_table(cap)
+    assert cells(bench.capacity_table(cap))["10"] == ["1", "60.0", "10.0", "150", "150", "yes"]
     goals = bench.goal_table(c, lat, cap)
     assert "4.00x" in goals and goals.count("MISS") == 2 and goals.count("PASS") == 2
     assert "150 MiB" in goals
