@@ -5,10 +5,12 @@
 #
 # PYTHON=python3.12 builds .venv with another interpreter (3.11 to 3.14); VENV=/path/to/env installs
 # into an environment that already exists instead of building .venv; LAB_ARGS passes flags to
-# JupyterLab (make lab LAB_ARGS="--port 8890 --no-browser").
+# JupyterLab (make lab LAB_ARGS="--port 8890 --no-browser"); BENCH_ARGS passes flags to the benchmark
+# (make bench BENCH_ARGS="--capacity 10,40,160").
 PYTHON ?= python3
 VENV ?= .venv
 LAB_ARGS ?=
+BENCH_ARGS ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
@@ -57,7 +59,7 @@ release: $(STAMP)
 	$(BIN)/python -m autograder release $(ASSIGNMENTS)
 
 bench: $(STAMP)
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m autograder.bench
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m autograder.bench $(BENCH_ARGS)
 
 lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable --exclude attention-course | sed '1i # Exact versions the course is tested with (CI, make lab, make test). Regenerate with `make lock`.' > requirements.lock

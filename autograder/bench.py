@@ -1,88 +1,435 @@
 """`make bench`: measurements, side by side in one run, reported as medians and ratios.
 
-1. Grading throughput: the same synthetic class graded by stock ``nbgrader autograde`` (its own
-   Execute step, visible checks only, one notebook at a time) and by this course's grader
-   (sandboxed kernels, hidden suites, ``--jobs`` in parallel), alone and followed by recording the
-   grades in the gradebook through ``nbgrader autograde``.
-2. Each solution notebook's run time from a fresh kernel, against the 15 s budget.
-3. Attention kernels (when the 09 assignment exists): the reference attention's time as a ratio of
-   the two bare matrix products it needs, and blockwise against naive attention at T = 4096, time
-   and peak memory.
+1. The instructor's path on a class of *distinct* submissions (every notebook carries a comment of
+   its own, so no grader can grade two of them once): stock ``nbgrader autograde`` (its own Execute
+   step, visible checks only, one notebook at a time) against this grader (sandboxed kernels,
+   hidden suites, ``--jobs`` in parallel), then this grader's recording of the grades through a
+   second ``nbgrader autograde`` pass. The same class with identical submissions (the demo's mix
+   repeated) is graded again by this grader alone: what its content cache gains is its own line.
+2. Per submission, the median of each stage: sandbox and kernel start, the notebook's cells, the
+   hidden suite, kernel shutdown, and the recording pass.
+3. Single-submission latency: one submission graded alone (``python -m autograder grade NOTEBOOK``
+   end to end, and ``grade_notebook`` in-process) against the same notebook run from a fresh
+   kernel (nbclient), medians of a few repeats.
+4. Capacity: 10, 40, 160... distinct submissions with ``--jobs 1`` and ``--jobs 2``:
+   submissions per minute, peak memory per worker, a projection for a class of 1000.
+5. Goals beside the measurements, PASS or MISS.
+6. Each solution notebook's run time from a fresh kernel (budget 15 s) and the attention kernels.
 
-Machines are shared and noisy: each timing is repeated and the median reported.
+Machines are shared and noisy: read the ratios of runs made minutes apart in this one process.
 """
 import argparse
+import contextlib
+import copy
 import json
+import math
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from pathlib import Path
 
-from . import batch, catalogue, course, demo, grade, reference
+from . import batch, course, demo, grade, reference
 
 BENCH_ASSIGNMENTS = ("00-getting-started", "02-scoring")
+STAGES = ("start", "execute", "suite", "close")
+STAGE_NAMES = {
+    "start": "sandbox + kernel start (and the grader's agent)",
+    "execute": "notebook execution (the learner's cells)",
+    "suite": "hidden suite (calls into the kernel)",
+    "close": "kernel shutdown",
+    "other": "read, restore locked cells, cache write",
+    "total": "grade_notebook in all",
+}
+GOALS = {"speed-up": 2.5, "latency": 1.5, "recording": 0.2}
+CLASS_SIZE = 1000
 
 
-def synthetic_class(state, per_assignment):
-    """Write ``per_assignment`` submissions of each bench assignment into state/submitted."""
+# ------------------------------------------------------------------ the synthetic class
+
+def assignments():
+    known = set(reference.assignments())
+    return [a for a in BENCH_ASSIGNMENTS if a in known]
+
+
+def make_distinct(notebook, tag):
+    """A copy of ``notebook`` whose first answer cell starts with a comment naming ``tag``: other
+    bytes, the same behaviour and score (a comment line changes neither what runs nor a cell's
+    last expression)."""
+    notebook = copy.deepcopy(notebook)
+    line = f"# submission {tag}\n"
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code" and \
+                cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            if isinstance(cell["source"], list):
+                cell["source"] = [line, *cell["source"]]
+            else:
+                cell["source"] = line + cell["source"]
+            return notebook
+    raise ValueError("the notebook has no answer cell to vary")
+
+
+def class_notebooks(size_per_assignment, distinct=True):
+    """[(learner, assignment, notebook dict)]: the demo's mix of reference answers, mistakes,
+    alternatives, blanks and cheats, ``size_per_assignment`` learners per bench assignment, each
+    submission made distinct (``distinct``) or left as the demo writes it (many identical)."""
+    plans = demo.sample_class(size_per_assignment)
+    made, out = {}, []
+    for assignment in assignments():
+        for learner, per in plans.items():
+            key = (assignment, per[assignment].describe())
+            if key not in made:
+                made[key] = demo.answer_notebook(assignment, per[assignment])
+            notebook = made[key]
+            if distinct:
+                notebook = make_distinct(notebook, f"{learner}/{assignment}")
+            out.append((learner, assignment, notebook))
+    return out
+
+
+def synthetic_class(state, per_assignment, distinct=True):
+    """Write the class into ``state/submitted/<learner>/<assignment>/``; return the paths."""
     paths = []
-    for assignment in [a for a in BENCH_ASSIGNMENTS if a in reference.assignments()]:
-        plans = list(demo.sample_class(per_assignment).items())
-        name = reference.release_notebook(assignment).name
-        for learner, per in plans:
-            path = state / "submitted" / learner / assignment / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(demo.answer_notebook(assignment, per[assignment])))
-            paths.append(path)
+    for learner, assignment, notebook in class_notebooks(per_assignment, distinct):
+        path = state / "submitted" / learner / assignment / reference.release_notebook(
+            assignment).name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(notebook))
+        paths.append(path)
     return paths
 
 
-def _fresh_state(root, per_assignment):
+def _fresh_state(root, per_assignment, distinct=True):
     state = Path(tempfile.mkdtemp(prefix="state-", dir=root))
-    for assignment in [a for a in BENCH_ASSIGNMENTS if a in reference.assignments()]:
+    for assignment in assignments():
         course.nbgrader("generate_assignment", assignment, "--force",
                         f"--CourseDirectory.release_directory={state / 'release'}", state=state)
-    return state, synthetic_class(state, per_assignment)
+    return state, synthetic_class(state, per_assignment, distinct)
 
 
-def grading(per_assignment=20, jobs=2, repeats=1):
-    rows = {}
-    root = Path(tempfile.mkdtemp(prefix="attention-bench-"))
+def distinct_count(paths):
+    return len({Path(p).read_bytes() for p in paths})
+
+
+# ------------------------------------------------------------------ pure helpers (unit-tested)
+
+def parse_sizes(text):
+    """'10,40,160' -> [10, 40, 160] (positive, in the order given)."""
+    sizes = [int(part) for part in str(text).split(",") if part.strip()]
+    if not sizes or any(size <= 0 for size in sizes):
+        raise ValueError(f"sizes must be positive integers separated by commas, not {text!r}")
+    return sizes
+
+
+def per_submission(records):
+    """Stage records (dicts with stage, seconds, pid, in the order written) -> one dict per graded
+    submission, stage -> seconds, with ``other`` = total minus the timed stages. A worker grades
+    one submission at a time, so a pid's records up to its ``total`` are one submission's."""
+    open_, done = {}, []
+    for record in records:
+        current = open_.setdefault(record.get("pid"), {})
+        current[record["stage"]] = current.get(record["stage"], 0.0) + record["seconds"]
+        if record["stage"] == "total":
+            current["other"] = max(0.0, current["total"] - sum(current.get(s, 0.0)
+                                                               for s in STAGES))
+            done.append(open_.pop(record.get("pid")))
+    return done
+
+
+def stage_medians(submissions):
+    """[{stage: seconds}] -> {stage: (median seconds, count)} for every stage present."""
+    out = {}
+    for stage in (*STAGES, "other", "total"):
+        values = [s[stage] for s in submissions if stage in s]
+        if values:
+            out[stage] = (statistics.median(values), len(values))
+    return out
+
+
+def markdown_table(header, rows):
+    """A markdown table, first column left-aligned, the others right-aligned."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+
+    def line(row):
+        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                 for i, (c, w) in enumerate(zip(row, widths))) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(cells[0]), rule, *[line(row) for row in cells[1:]]])
+
+
+def verdict(measured, goal, at_least=False):
+    """PASS or MISS: ``measured`` against ``goal`` (at most, or at least)."""
+    if measured is None or (isinstance(measured, float) and math.isnan(measured)):
+        return "n/a"
+    return "PASS" if (measured >= goal if at_least else measured <= goal) else "MISS"
+
+
+def projection(per_minute, recording_per_submission, learners=CLASS_SIZE):
+    """Minutes to grade and record ``learners`` notebooks: {"grading", "recording", "total"}."""
+    grading = learners / per_minute
+    recording = learners * recording_per_submission / 60
+    return {"grading": grading, "recording": recording, "total": grading + recording}
+
+
+def read_records(path):
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# ------------------------------------------------------------------ measuring helpers
+
+@contextlib.contextmanager
+def stage_log(folder):
+    """While active, every grade_notebook (here, in pool workers and in nbgrader's own process)
+    appends its stage timings to a file; yields that file's path."""
+    path = Path(tempfile.mkstemp(prefix="stages-", suffix=".jsonl", dir=folder)[1])
+    previous = os.environ.get("ATTENTION_COURSE_STAGE_LOG")
+    os.environ["ATTENTION_COURSE_STAGE_LOG"] = str(path)
     try:
-        assignments = [a for a in BENCH_ASSIGNMENTS if a in reference.assignments()]
-        timings = {"stock nbgrader autograde": [], "this grader (sandbox + hidden suites)": [],
-                   "this grader + gradebook (autograder autograde)": []}
-        count = 0
-        for _ in range(repeats):
-            state, paths = _fresh_state(root, per_assignment)
-            count = len(paths)
-            started = time.perf_counter()
-            for assignment in assignments:
-                course.nbgrader("autograde", assignment, state=state,
-                                env_extra={"ATTENTION_COURSE_STOCK_AUTOGRADE": "1"}, check=False)
-            timings["stock nbgrader autograde"].append(time.perf_counter() - started)
-
-            state, paths = _fresh_state(root, per_assignment)
-            started = time.perf_counter()
-            batch.grade_many(paths, None, grade.Options(), jobs=jobs, progress=False)
-            timings["this grader (sandbox + hidden suites)"].append(time.perf_counter() - started)
-
-            state, paths = _fresh_state(root, per_assignment)
-            started = time.perf_counter()
-            for assignment in assignments:
-                course.autograde(assignment, jobs=jobs, state=state, progress=False)
-            timings["this grader + gradebook (autograder autograde)"].append(
-                time.perf_counter() - started)
-        for name, values in timings.items():
-            seconds = statistics.median(values)
-            rows[name] = {"seconds": seconds, "per_minute": 60 * count / seconds}
-        return count, rows
+        yield path
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if previous is None:
+            os.environ.pop("ATTENTION_COURSE_STAGE_LOG", None)
+        else:
+            os.environ["ATTENTION_COURSE_STAGE_LOG"] = previous
 
+
+@contextlib.contextmanager
+def timed_nbgrader(command, seconds):
+    """While active, the wall time of each ``nbgrader <command>`` that course.py runs is appended
+    to ``seconds`` (how long the recording pass of ``course.autograde`` takes)."""
+    original = course.nbgrader
+
+    def timed(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if args and args[0] == command:
+                seconds.append(time.perf_counter() - started)
+    course.nbgrader = timed
+    try:
+        yield seconds
+    finally:
+        course.nbgrader = original
+
+
+def _process_table():
+    """pid -> (ppid, rss bytes) for every process readable in /proc."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    table = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            table[int(entry.name)] = (int(fields[1]), int(fields[21]) * page)
+        except (OSError, IndexError, ValueError):
+            continue
+    return table
+
+
+def subtree_rss(table, root):
+    """RSS of ``root`` and all its descendants in ``table`` (pid -> (ppid, rss))."""
+    children = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += table.get(pid, (0, 0))[1]
+        todo.extend(children.get(pid, []))
+    return total
+
+
+class MemorySampler(threading.Thread):
+    """Samples /proc while a grading command runs: the peak RSS of the whole process tree, and of
+    the largest worker with its kernel (with one job, the command itself is the worker)."""
+
+    def __init__(self, pid, jobs, interval=0.25):
+        super().__init__(daemon=True)
+        self.pid, self.jobs, self.interval = pid, jobs, interval
+        self.peak_tree = self.peak_worker = 0
+        self.stopping = threading.Event()
+
+    def run(self):
+        while not self.stopping.is_set():
+            table = _process_table()
+            self.peak_tree = max(self.peak_tree, subtree_rss(table, self.pid))
+            if self.jobs == 1:
+                self.peak_worker = self.peak_tree
+            else:
+                workers = [pid for pid, (ppid, _) in table.items() if ppid == self.pid]
+                self.peak_worker = max([self.peak_worker] +
+                                       [subtree_rss(table, w) for w in workers])
+            self.stopping.wait(self.interval)
+
+    def stop(self):
+        self.stopping.set()
+        self.join()
+
+
+# ------------------------------------------------------------------ 1, 2: the instructor's path
+
+def instructor_path(root, per_assignment, jobs, distinct=True):
+    """This grader on a fresh copy of the class: parallel grading, then the recording pass
+    (``python -m autograder autograde``, assignment by assignment). Returns seconds and stages."""
+    state, paths = _fresh_state(root, per_assignment, distinct)
+    recording = []
+    with stage_log(root) as log, timed_nbgrader("autograde", recording):
+        started = time.perf_counter()
+        for assignment in assignments():
+            course.autograde(assignment, jobs=jobs, state=state, progress=False)
+        seconds = time.perf_counter() - started
+    return {"count": len(paths), "distinct": distinct_count(paths), "seconds": seconds,
+            "recording": sum(recording), "grading": seconds - sum(recording),
+            "submissions": per_submission(read_records(log))}
+
+
+def stock_path(root, per_assignment):
+    state, paths = _fresh_state(root, per_assignment, True)
+    started = time.perf_counter()
+    for assignment in assignments():
+        course.nbgrader("autograde", assignment, state=state,
+                        env_extra={"ATTENTION_COURSE_STOCK_AUTOGRADE": "1"}, check=False)
+    return {"count": len(paths), "seconds": time.perf_counter() - started}
+
+
+def recording_start(root):
+    """Seconds of each recording pass (``nbgrader autograde`` with this grader's plugin) over a
+    class with no submissions: what a pass costs before its first notebook."""
+    state, _ = _fresh_state(root, 0)
+    seconds = []
+    for assignment in assignments():
+        started = time.perf_counter()
+        course.nbgrader("autograde", assignment, state=state, check=False)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def compare(root, per_assignment, jobs, repeats=1):
+    """Stock, ours on distinct submissions, ours on the class with duplicates: medians over
+    ``repeats`` runs, interleaved."""
+    stock, ours, duplicates, fixed = [], [], [], []
+    for _ in range(repeats):
+        fixed += recording_start(root)
+        stock.append(stock_path(root, per_assignment))
+        ours.append(instructor_path(root, per_assignment, jobs, True))
+        duplicates.append(instructor_path(root, per_assignment, jobs, False))
+
+    def median(runs, key):
+        return statistics.median(run[key] for run in runs)
+    return {
+        "count": stock[0]["count"], "repeats": repeats, "jobs": jobs,
+        "stock": median(stock, "seconds"),
+        "grading": median(ours, "grading"), "recording": median(ours, "recording"),
+        "full": median(ours, "seconds"),
+        "duplicates": median(duplicates, "seconds"),
+        "recording_fixed": statistics.median(fixed), "passes": len(assignments()),
+        "duplicates_distinct": duplicates[0]["distinct"], "ours_distinct": ours[0]["distinct"],
+        "submissions": [s for run in ours for s in run["submissions"]],
+    }
+
+
+# ------------------------------------------------------------------ 3: single-submission latency
+
+def notebook_run(path):
+    """Seconds to run ``path`` top to bottom from a fresh kernel (nbclient, kernel start included)."""
+    import nbformat
+    from nbclient import NotebookClient
+    notebook = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    NotebookClient(notebook, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(Path(path).parent)}}).execute()
+    return time.perf_counter() - started
+
+
+def latency(root, repeats=3):
+    """assignment -> medians of: the solution notebook from a fresh kernel, one reference
+    submission graded by the command line (a new process) and by grade_notebook in-process."""
+    out = {}
+    folder = Path(tempfile.mkdtemp(prefix="latency-", dir=root))
+    for assignment in assignments():
+        runs = {"notebook": [], "command": [], "in-process": []}
+        stages = []
+        for repeat in range(repeats):
+            notebook = make_distinct(demo.answer_notebook(assignment, demo.Plan("reference")),
+                                     f"latency-{repeat}")
+            path = folder / str(repeat) / assignment / reference.release_notebook(assignment).name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(notebook))
+            runs["notebook"].append(notebook_run(reference.solution_notebook(assignment)))
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "autograder", "grade", str(path),
+                            "--json", str(path.with_suffix(".json"))], cwd=reference.REPO,
+                           check=True, capture_output=True)
+            runs["command"].append(time.perf_counter() - started)
+            with stage_log(folder) as log:
+                started = time.perf_counter()
+                grade.grade_notebook(path, assignment, grade.Options())
+                runs["in-process"].append(time.perf_counter() - started)
+            stages += per_submission(read_records(log))
+        out[assignment] = {name: statistics.median(values) for name, values in runs.items()}
+        out[assignment]["stages"] = stage_medians(stages)
+    return out
+
+
+# ------------------------------------------------------------------ 4: capacity
+
+def capacity(root, sizes, jobs_list=(1, 2)):
+    """For each size and job count: a fresh folder of ``size`` distinct submissions (both bench
+    assignments, interleaved) graded by ``python -m autograder grade --jobs J`` in a new process,
+    its process tree's memory sampled from /proc."""
+    rows = []
+    for size in sizes:
+        per = math.ceil(size / len(assignments()))
+        made = class_notebooks(per, True)
+        by_assignment = [[m for m in made if m[1] == a] for a in assignments()]
+        mixed = [m for group in zip(*by_assignment) for m in group][:size]
+        scores = {}
+        for jobs in jobs_list:
+            folder = Path(tempfile.mkdtemp(prefix=f"capacity-{size}-{jobs}-", dir=root))
+            paths = []
+            for learner, assignment, notebook in mixed:
+                path = folder / learner / assignment / reference.release_notebook(assignment).name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(notebook))
+                paths.append(str(path))
+            out = folder / "results.json"
+            started = time.perf_counter()
+            process = subprocess.Popen(
+                [sys.executable, "-m", "autograder", "grade", "--jobs", str(jobs), "--json",
+                 str(out), *paths], cwd=reference.REPO, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            sampler = MemorySampler(process.pid, jobs)
+            sampler.start()
+            process.wait()
+            seconds = time.perf_counter() - started
+            sampler.stop()
+            results = json.loads(out.read_text()) if out.exists() else []
+            results = results if isinstance(results, list) else [results]
+            scores[jobs] = [r["score"] for r in results]
+            rows.append({"size": size, "jobs": jobs, "seconds": seconds,
+                         "per_minute": 60 * size / seconds, "graded": len(results),
+                         "worker_mib": sampler.peak_worker / 2**20,
+                         "tree_mib": sampler.peak_tree / 2**20})
+            shutil.rmtree(folder, ignore_errors=True)
+        same = len({tuple(s) for s in scores.values()}) == 1
+        for row in rows[-len(jobs_list):]:
+            row["same_scores"] = same
+    return rows
+
+
+# ------------------------------------------------------------------ 6: notebooks and kernels
 
 def attention_kernels(repeats=5):
     if "09-attention-at-scale" not in reference.assignments():
@@ -117,20 +464,9 @@ def attention_kernels(repeats=5):
 
 def notebook_times(repeats=1):
     """Seconds to run each solution notebook top to bottom from a fresh kernel (budget: 15 s)."""
-    import nbformat
-    from nbclient import NotebookClient
-    times = {}
-    for assignment in reference.assignments():
-        path = reference.solution_notebook(assignment)
-        runs = []
-        for _ in range(repeats):
-            notebook = nbformat.read(path, as_version=4)
-            started = time.perf_counter()
-            NotebookClient(notebook, timeout=600, kernel_name="python3",
-                           resources={"metadata": {"path": str(path.parent)}}).execute()
-            runs.append(time.perf_counter() - started)
-        times[assignment] = statistics.median(runs)
-    return times
+    return {assignment: statistics.median(notebook_run(reference.solution_notebook(assignment))
+                                          for _ in range(repeats))
+            for assignment in reference.assignments()}
 
 
 def _median(function, repeats):
@@ -150,37 +486,166 @@ def _peak(function):
     return peak
 
 
+# ------------------------------------------------------------------ printing
+
+def comparison_table(c):
+    n = c["count"]
+    rows = []
+    for name, seconds in (("stock nbgrader autograde (distinct submissions)", c["stock"]),
+                          ("this grader, grading only (sandbox + hidden suites)", c["grading"]),
+                          ("this grader + recording (autograder autograde)", c["full"])):
+        rows.append([name, f"{seconds:.1f}", f"{60 * n / seconds:.1f}",
+                     f"{c['stock'] / seconds:.2f}x"])
+    return markdown_table(["grader", "seconds", "submissions/min", "vs stock"], rows)
+
+
+def duplicates_line(c):
+    gain = c["full"] / c["duplicates"]
+    return (f"Identical submissions (this grader + recording, the demo's mix with duplicates: "
+            f"{c['duplicates_distinct']} distinct notebooks among {c['count']}): "
+            f"{c['duplicates']:.1f} s against {c['full']:.1f} s for {c['ours_distinct']} distinct "
+            f"ones, {gain:.2f}x from the content cache (not counted above).")
+
+
+def stage_table(c, stock_per_submission):
+    medians = stage_medians(c["submissions"])
+    total = medians.get("total", (float("nan"), 0))[0]
+    rows = []
+    for stage in (*STAGES, "other", "total"):
+        if stage in medians:
+            seconds, count = medians[stage]
+            rows.append([STAGE_NAMES[stage], f"{seconds:.2f}", f"{100 * seconds / total:.0f}%",
+                         count])
+    recording = c["recording"] / c["count"]
+    rows.append(["recording (nbgrader autograde pass, per submission)", f"{recording:.2f}",
+                 f"{100 * recording / total:.0f}%", c["count"]])
+    if c.get("recording_fixed") is not None:
+        fixed, passes = c["recording_fixed"], c["passes"]
+        marginal = max(0.0, c["recording"] - passes * fixed) / c["count"]
+        rows.append(["  of which nbgrader's start (per pass, one per assignment)",
+                     f"{fixed:.2f}", "", passes])
+        rows.append(["  of which per notebook, after the start", f"{marginal:.2f}",
+                     f"{100 * marginal / total:.0f}%", c["count"]])
+    rows.append(["stock nbgrader autograde, per submission", f"{stock_per_submission:.2f}",
+                 f"{100 * stock_per_submission / total:.0f}%", c["count"]])
+    return markdown_table(["stage (per submission)", "median s", "of total", "n"], rows)
+
+
+def latency_table(lat):
+    rows = []
+    for assignment, m in lat.items():
+        stages = m["stages"]
+        start = stages.get("start", (float("nan"), 0))[0]
+        rows.append([assignment, f"{m['notebook']:.2f}", f"{m['command']:.2f}",
+                     f"{m['in-process']:.2f}", f"{start:.2f}",
+                     f"{m['command'] - m['notebook']:+.2f}",
+                     f"{m['in-process'] - m['notebook']:+.2f}"])
+    return markdown_table(["assignment", "notebook s", "command s", "in-process s",
+                           "of which start s", "X command", "X in-process"], rows)
+
+
+def capacity_table(rows):
+    return markdown_table(
+        ["submissions", "jobs", "seconds", "submissions/min", "peak MiB per worker",
+         "peak MiB all", "same scores"],
+        [[r["size"], r["jobs"], f"{r['seconds']:.1f}", f"{r['per_minute']:.1f}",
+          f"{r['worker_mib']:.0f}", f"{r['tree_mib']:.0f}", "yes" if r["same_scores"] else "NO"]
+         for r in rows])
+
+
+def goal_table(c, lat, cap):
+    rows = []
+    if c:
+        ratio = c["stock"] / c["full"]
+        rows.append(["instructor path (grade + recording) vs stock, distinct submissions",
+                     f"{ratio:.2f}x", f">= {GOALS['speed-up']}x",
+                     verdict(ratio, GOALS["speed-up"], at_least=True)])
+        recording = c["recording"] / c["count"]
+        rows.append(["recording cost per submission", f"{recording:.2f} s",
+                     f"<= {GOALS['recording']} s", verdict(recording, GOALS["recording"])])
+    for assignment, m in (lat or {}).items():
+        for how in ("command", "in-process"):
+            x = m[how] - m["notebook"]
+            rows.append([f"latency {assignment} ({how}) = notebook {m['notebook']:.2f} s + X",
+                         f"X = {x:+.2f} s", f"X <= {GOALS['latency']} s",
+                         verdict(x, GOALS["latency"])])
+    if cap:
+        worst = max(r["worker_mib"] for r in cap)
+        rows.append(["peak memory per worker (grader + its kernel, RSS)", f"{worst:.0f} MiB",
+                     "none set (reported)", "-"])
+    return markdown_table(["goal", "measured", "goal", "verdict"], rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder.bench")
-    parser.add_argument("--per-assignment", type=int, default=20,
-                        help="submissions per assignment (two assignments)")
+    parser.add_argument("--per-assignment", type=int, default=8,
+                        help="submissions per assignment in the comparison (two assignments; "
+                             "default %(default)s)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each whole-class comparison (default %(default)s)")
+    parser.add_argument("--latency-repeats", type=int, default=3)
+    parser.add_argument("--capacity", default="8,16",
+                        help="class sizes for the capacity curve, e.g. 10,40,160 "
+                             "(default %(default)s)")
+    parser.add_argument("--only", default="compare,latency,capacity,notebooks,kernels",
+                        help="sections to run (default: all)")
     args = parser.parse_args(argv)
-    count, rows = grading(args.per_assignment, args.jobs, args.repeats)
-    stock = rows["stock nbgrader autograde"]["seconds"]
-    print(f"\nGrading {count} submissions ({args.per_assignment} per assignment, "
-          f"{args.jobs} jobs, median of {args.repeats})\n")
-    print(f"| {'grader':<48} | {'seconds':>8} | {'submissions/min':>15} | {'vs stock':>8} |")
-    print(f"|{'-' * 50}|{'-' * 10}|{'-' * 17}|{'-' * 10}|")
-    for name, row in rows.items():
-        print(f"| {name:<48} | {row['seconds']:>8.1f} | {row['per_minute']:>15.1f} | "
-              f"{stock / row['seconds']:>7.2f}x |")
-    print("\nSolution notebooks, top to bottom from a fresh kernel (budget 15 s each)\n")
-    print(f"| {'notebook':<24} | {'seconds':>8} |")
-    print(f"|{'-' * 26}|{'-' * 10}|")
-    for assignment, seconds in notebook_times(args.repeats).items():
-        print(f"| {assignment:<24} | {seconds:>8.1f} |")
-    kernels = attention_kernels()
-    if kernels:
-        print("\nAttention kernels (median of repeated runs)\n")
-        print(f"| {'measurement':<56} | {'value':>8} |")
-        print(f"|{'-' * 58}|{'-' * 10}|")
-        for name, value in kernels.items():
-            print(f"| {name:<56} | {value:>8.2f} |")
+    sections = set(args.only.split(","))
+    sizes = parse_sizes(args.capacity)
+    started = time.perf_counter()
+    root = Path(tempfile.mkdtemp(prefix="attention-bench-"))
+    c = lat = cap = None
+    try:
+        if "compare" in sections:
+            c = compare(root, args.per_assignment, args.jobs, args.repeats)
+            stock_per = c["stock"] / c["count"]
+            print(f"\nThe instructor's path: {c['count']} distinct submissions "
+                  f"({args.per_assignment} per assignment of {', '.join(assignments())}), "
+                  f"{c['jobs']} jobs, median of {c['repeats']} run(s) of the whole class\n")
+            print(comparison_table(c))
+            print("\n" + duplicates_line(c))
+            print(f"\nWhere a submission's time goes (medians over the {len(c['submissions'])} "
+                  f"submissions graded above, {c['jobs']} at once)\n")
+            print(stage_table(c, stock_per))
+        if "latency" in sections:
+            lat = latency(root, args.latency_repeats)
+            print(f"\nOne submission alone (a reference answer), median of "
+                  f"{args.latency_repeats}: latency = notebook time + X\n")
+            print(latency_table(lat))
+        if "capacity" in sections:
+            cap = capacity(root, sizes)
+            print(f"\nCapacity: distinct submissions, sizes {','.join(map(str, sizes))} "
+                  f"(--capacity), `python -m autograder grade --jobs J` in a new process, one "
+                  f"run each\n")
+            print(capacity_table(cap))
+            best = [r for r in cap if r["jobs"] == 2 and r["size"] == max(sizes)] or \
+                [r for r in cap if r["size"] == max(sizes)]
+            rate = best[0]["per_minute"]
+            recording = c["recording"] / c["count"] if c else 0.0
+            p = projection(rate, recording)
+            print(f"\nProjection, a class of {CLASS_SIZE} learners (one notebook each) on this "
+                  f"machine with --jobs {best[0]['jobs']}: grading {p['grading']:.0f} min (at "
+                  f"{rate:.1f}/min, from {best[0]['size']} submissions)"
+                  + (f" + recording {p['recording']:.0f} min ({recording:.2f} s each, one at a "
+                     f"time) = {p['total']:.0f} min" if c else "") + ".")
+        print("\nGoals (issue 14)\n")
+        print(goal_table(c, lat, cap))
+        if "notebooks" in sections:
+            print("\nSolution notebooks, top to bottom from a fresh kernel (budget 15 s each)\n")
+            print(markdown_table(["notebook", "seconds"],
+                                 [[a, f"{s:.1f}"] for a, s in notebook_times().items()]))
+        if "kernels" in sections:
+            kernels = attention_kernels()
+            if kernels:
+                print("\nAttention kernels (median of repeated runs)\n")
+                print(markdown_table(["measurement", "value"],
+                                     [[name, f"{value:.2f}"] for name, value in kernels.items()]))
+        print(f"\n(bench ran {time.perf_counter() - started:.0f} s)")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     return 0
 
 
 if __name__ == "__main__":
-    import sys
     sys.exit(main())

@@ -21,6 +21,24 @@ from . import reference, suite
 from . import sandbox as confinement
 from .kernel import CallFailed, KernelSession
 
+# Stage timings for `make bench` (autograder/bench.py), never part of a result: a callable
+# ``(stage, seconds)``, and/or the file named by $ATTENTION_COURSE_STAGE_LOG (one JSON line per
+# stage, appended, so that worker processes report too). Stages: start (sandbox, kernel, agent),
+# execute (the notebook's cells), suite (the hidden suite), close (kernel shutdown), total (the
+# whole of grade_notebook, for a notebook not found in the cache).
+stage_timer = None
+
+
+def _stage(stage, started):
+    seconds = time.monotonic() - started
+    if stage_timer is not None:
+        stage_timer(stage, seconds)
+    log = os.environ.get("ATTENTION_COURSE_STAGE_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"stage": stage, "seconds": seconds, "pid": os.getpid()}) + "\n")
+
+
 AGENT_CHECK = ("if '__attention_course_call__' not in globals(): "
                "raise RuntimeError('the grader agent is missing')")
 
@@ -62,9 +80,12 @@ class Execution:
         return self.deadline - time.monotonic()
 
     def run_all(self):
+        started = time.monotonic()
         self.session.start_with_retry(timeout=max(1.0, min(60.0, self.remaining())))
         # The agent goes in first, so it holds references taken before any learner code ran.
         self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
+        _stage("start", started)
+        started = time.monotonic()
         cells_end = min(self.deadline, time.monotonic() + self.options.notebook_timeout)
         for number, cell in enumerate(self.notebook["cells"], start=1):
             if cell["cell_type"] != "code" or not cell["source"].strip():
@@ -84,6 +105,7 @@ class Execution:
                 break
         if self.session.alive() and self.session.execute(AGENT_CHECK, 10).error:
             self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
+        _stage("execute", started)
 
     def _revive(self):
         if self.session.restarts >= self.options.max_restarts:
@@ -220,7 +242,9 @@ def grade_notebook(path: str | Path, assignment: str | None = None, options: Opt
                 errors.append(f"{failure}")
                 reason = f"Your notebook could not be run: {failure}."
                 caller = lambda *a: unavailable(reason)
+        suite_started = time.monotonic()
         results = suite.run(assignment, caller, max(0.0, deadline - time.monotonic()))
+        _stage("suite", suite_started)
         if execution is not None:
             errors += execution.errors
         if time.monotonic() > deadline and not any("budget" in e for e in errors):
@@ -228,12 +252,15 @@ def grade_notebook(path: str | Path, assignment: str | None = None, options: Opt
                           f"what was not checked by then got no points")
     finally:
         if execution is not None:
+            close_started = time.monotonic()
             execution.close()
+            _stage("close", close_started)
     result = Result(str(path), assignment, results, errors, list(flags))
     if execution is not None:
         result.checks = visible_checks(executed)
     if entry is not None:
         keep(entry, json.dumps({"result": result.to_json(), "executed": executed}))
+    _stage("total", started)
     return result, executed
 
 

@@ -44,7 +44,12 @@ class CellResult:
 
 
 class CallFailed(Exception):
-    """A call into the kernel produced no usable reply (timeout, crash, missing reply)."""
+    """A call into the kernel produced no usable reply. ``kind`` says which way: "timeout",
+    "crashed" (the kernel died), "flood" (too much output), "no-reply" or "start"."""
+
+    def __init__(self, message, kind="no-reply"):
+        super().__init__(message)
+        self.kind = kind
 
 
 class KernelSession:
@@ -155,7 +160,7 @@ class KernelSession:
             time.sleep(0.005)
         tail = self._log_tail()
         self.shutdown()
-        raise CallFailed("the sandbox did not start" + tail)
+        raise CallFailed("the sandbox did not start" + tail, "start")
 
     def _wait_ready(self, timeout):
         deadline = time.monotonic() + timeout
@@ -174,7 +179,7 @@ class KernelSession:
         exited = self.process.poll() is not None
         self.shutdown()
         raise CallFailed(("the kernel exited while starting" if exited else
-                          f"the kernel did not start within {timeout:g} s") + tail)
+                          f"the kernel did not start within {timeout:g} s") + tail, "start")
 
     def _log_tail(self):
         try:
@@ -404,11 +409,12 @@ class KernelSession:
         if found:
             return found[0]
         if timed_out:
-            raise CallFailed(f"did not return within {timeout:g} s")
+            raise CallFailed(f"did not return within {timeout:g} s", "timeout")
         if died:
-            raise CallFailed("crashed the kernel (it exited, or ran out of memory or CPU time)")
+            raise CallFailed("crashed the kernel (it exited, or ran out of memory or CPU time)",
+                             "crashed")
         if seen[0] > 2 * wire.MAX_REPLY_CHARS:
-            raise CallFailed("printed or displayed more output than the grader accepts")
+            raise CallFailed("printed or displayed more output than the grader accepts", "flood")
         raise CallFailed("gave no reply the grader could read" +
                          (f" ({problems[0]})" if problems else f" ({error})" if error else ""))
 

@@ -46,7 +46,7 @@ class Submission:
         try:
             reply = self._caller(name, args, kwargs)
         except CallFailed as error:
-            kind = "timeout" if "did not return within" in str(error) else "crashed"
+            kind = "timeout" if error.kind == "timeout" else "crashed"
             raise SubmissionError(f"Calling `{name}` failed: it {error}.", kind, name) from None
         except wire.BadReply as error:
             raise SubmissionError(f"Calling `{name}` gave no readable reply ({error}).",
@@ -54,10 +54,10 @@ class Submission:
         if not isinstance(reply, dict) or "ok" not in reply:
             raise SubmissionError(f"Calling `{name}` gave no readable reply.", "bad-reply", name)
         if not reply["ok"]:
-            error = reply.get("error") or {}
-            kind = error.get("kind")
+            failure = reply.get("error") or {}
+            kind = failure.get("kind")
             if kind == "unavailable":
-                raise SubmissionError(str(error.get("message")), "unavailable", name)
+                raise SubmissionError(str(failure.get("message")), "unavailable", name)
             if kind == "missing":
                 raise SubmissionError(
                     f"`{name}` is not defined in your notebook. Run the cell that defines it "
@@ -67,8 +67,8 @@ class Submission:
                     f"`{name}` is not implemented yet: it still raises NotImplementedError. "
                     f"Replace `raise NotImplementedError()` with your code.", "not-implemented",
                     name)
-            message = str(error.get("message", "an error"))
-            trace = str(error.get("traceback", "")).strip().splitlines()
+            message = str(failure.get("message", "an error"))
+            trace = str(failure.get("traceback", "")).strip().splitlines()
             where = next((line.strip() for line in reversed(trace)
                           if line.strip().startswith("File ")), "")
             exception, _, detail = message.partition(": ")

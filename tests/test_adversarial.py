@@ -468,7 +468,7 @@ def test_a_flood_of_output_leaves_the_graders_memory_and_cache_small(tmp_path):
               "options = grade.Options(sandbox='require', cell_timeout=30, call_timeout=5)\n"
               f"[result] = batch.grade_many([{str(path)!r}], {ASSIGNMENT!r}, options, jobs=1, "
               f"state={str(state)!r}, progress=False)\n"
-              "print(json.dumps([result['score'], "
+              "print(json.dumps([result.score, "
               "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=REPO, timeout=300)

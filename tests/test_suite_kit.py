@@ -56,7 +56,7 @@ def test_a_mutant_fails_the_same_tests_alone_as_when_graded():
     """The standalone fixture binds the entry exactly as the grader's proxy does."""
     entry = next(e for e in catalogue.entries("02-scoring") if e.key == "softmax/no_max")
     graded = grade.grade_local("02-scoring", entry.namespace())
-    graded_failures = {t["name"] for t in graded["tests"] if t["status"] != "passed"}
+    graded_failures = {t.name for t in graded.tests if not t.passed}
     result = run_suite("autograder/suites/02-scoring", "--mutant", "no_max")
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
     assert any(name.startswith("test_softmax_") for name in failed_tests(result.stdout))

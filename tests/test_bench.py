@@ -1,0 +1,125 @@
+"""The benchmark's own logic: tables from synthetic numbers, and distinct submissions that differ
+in bytes but not in score. No timing is asserted here; `make bench` measures."""
+import json
+
+import pytest
+
+from autograder import bench, demo, grade
+from support import sandbox_mode
+
+
+def records(*submissions):
+    """Stage records as grade.py writes them, the two pids' records interleaved."""
+    out = []
+    for pid, stages in submissions:
+        out += [{"stage": s, "seconds": v, "pid": pid} for s, v in stages.items()]
+    return out
+
+
+def cells(table):
+    """A markdown table's body rows, first column -> the other cells, stripped."""
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    return {row[0]: row[1:] for row in rows}
+
+
+def test_stage_records_become_submissions_and_medians():
+    a = {"start": 1.0, "execute": 2.0, "suite": 3.0, "close": 0.5, "total": 7.0}
+    b = {"start": 3.0, "execute": 4.0, "suite": 1.0, "close": 0.5, "total": 9.0}
+    c = {"start": 2.0, "execute": 3.0, "suite": 2.0, "close": 0.5, "total": 8.0}
+    interleaved = records((11, a), (12, b))
+    interleaved = [interleaved[0], interleaved[5], *interleaved[1:5], *interleaved[6:]]
+    subs = bench.per_submission(interleaved + records((11, c)))
+    assert len(subs) == 3
+    assert [s["total"] for s in subs] == [7.0, 9.0, 8.0]
+    assert subs[0]["other"] == pytest.approx(0.5)
+    assert subs[1]["other"] == pytest.approx(0.5)
+    medians = bench.stage_medians(subs)
+    assert medians["start"] == (2.0, 3)
+    assert medians["suite"] == (2.0, 3)
+    assert medians["total"] == (8.0, 3)
+    # a submission whose kernel never started has no start/execute records, only suite and total
+    only = bench.per_submission([{"stage": "suite", "seconds": 1.0, "pid": 1},
+                                 {"stage": "total", "seconds": 1.5, "pid": 1}])
+    assert only == [{"suite": 1.0, "total": 1.5, "other": 0.5}]
+
+
+def test_tables_goals_and_projection_from_synthetic_numbers():
+    assert bench.parse_sizes("10,40,160") == [10, 40, 160]
+    assert bench.parse_sizes(" 8 , 16 ") == [8, 16]
+    for bad in ("", "0", "10,-4", "x"):
+        with pytest.raises(ValueError):
+            bench.parse_sizes(bad)
+    assert bench.verdict(0.1, 0.2) == "PASS" and bench.verdict(0.3, 0.2) == "MISS"
+    assert bench.verdict(3.0, 2.5, at_least=True) == "PASS"
+    assert bench.verdict(2.0, 2.5, at_least=True) == "MISS"
+    assert bench.verdict(None, 1.0) == "n/a"
+    p = bench.projection(per_minute=20.0, recording_per_submission=0.6, learners=1000)
+    assert p == {"grading": 50.0, "recording": 10.0, "total": 60.0}
+
+    table = bench.markdown_table(["name", "value"], [["a", "1.0"], ["longer name", "22.5"]])
+    lines = table.splitlines()
+    assert lines[0] == "| name        | value |"
+    assert lines[1] == "|-------------|-------|"
+    assert lines[2] == "| a           |   1.0 |"
+    assert len({len(line) for line in lines}) == 1
+
+    c = {"count": 10, "stock": 100.0, "grading": 20.0, "recording": 5.0, "full": 25.0,
+         "duplicates": 12.5, "duplicates_distinct": 4, "recording_fixed": 1.0, "passes": 2, "ours_distinct": 10,
+         "submissions": [{"start": 1.0, "execute": 2.0, "suite": 1.0, "close": 0.0,
+                          "other": 0.0, "total": 4.0}] * 10}
+    comparison = bench.comparison_table(c)
+    assert cells(comparison)["stock nbgrader autograde (distinct submissions)"] == [
+        "100.0", "6.0", "1.00x"]
+    assert "4.00x" in comparison and "5.00x" in comparison and "1.00x" in comparison
+    assert "2.00x from the content cache" in bench.duplicates_line(c)
+    stages = bench.stage_table(c, 10.0)
+    rows = cells(stages)
+    assert rows["recording (nbgrader autograde pass, per submission)"] == ["0.50", "12%", "10"]
+    assert rows[bench.STAGE_NAMES["execute"]] == ["2.00", "50%", "10"]
+    # two recording passes of 1 s before any notebook: (5 - 2) / 10 s per notebook
+    assert rows["of which nbgrader's start (per pass, one per assignment)"] == ["1.00", "", "2"]
+    assert rows["of which per notebook, after the start"] == ["0.30", "8%", "10"]
+    assert rows["stock nbgrader autograde, per submission"] == ["10.00", "250%", "10"]
+    lat = {"00-getting-started": {"notebook": 2.0, "command": 4.0, "in-process": 3.0,
+                                  "stages": {"start": (0.8, 3)}}}
+    assert cells(bench.latency_table(lat))["00-getting-started"] == [
+        "2.00", "4.00", "3.00", "0.80", "+2.00", "+1.00"]
+    cap = [{"size": 10, "jobs": 1, "seconds": 60.0, "per_minute": 10.0, "worker_mib": 150.0,
+            "tree_mib": 150.0, "same_scores": True}]
+    assert cells(bench.capacity_table(cap))["10"] == ["1", "60.0", "10.0", "150", "150", "yes"]
+    goals = bench.goal_table(c, lat, cap)
+    assert "4.00x" in goals and goals.count("MISS") == 2 and goals.count("PASS") == 2
+    assert "150 MiB" in goals
+
+
+def test_every_bench_submission_is_distinct():
+    made = bench.class_notebooks(8, distinct=True)
+    texts = [json.dumps(notebook) for _, _, notebook in made]
+    assert len(set(texts)) == len(texts) == 8 * len(bench.assignments())
+    plain = bench.class_notebooks(8, distinct=False)
+    assert len({json.dumps(n) for _, _, n in plain}) < len(plain)  # the demo's mix repeats
+
+
+@pytest.mark.slow
+def test_distinct_submissions_grade_to_the_expected_scores(tmp_path):
+    assignment = "00-getting-started"
+    plans = demo.sample_class(2)  # learner01: reference answer, learner02: a catalogued mistake
+    expected = demo.expected_scores(plans)
+    made = [m for m in bench.class_notebooks(2, distinct=True) if m[1] == assignment]
+    assert [m[0] for m in made] == ["learner01", "learner02"]
+    paths, results = [], []
+    for learner, _, notebook in made:
+        path = tmp_path / learner / assignment / "notebook.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(notebook))
+        paths.append(path)
+        original = demo.answer_notebook(assignment, plans[learner][assignment])
+        assert json.dumps(notebook) != json.dumps(original)
+        result, _ = grade.grade_notebook(path, assignment, grade.Options(sandbox=sandbox_mode()))
+        results.append(result)
+        assert result.score == pytest.approx(expected[learner][assignment]), \
+            result.errors
+        assert not result.flags
+    assert list(results[0].errors) == []  # the comment breaks nothing in the answer
+    assert paths[0].read_bytes() != paths[1].read_bytes()
+    assert results[0].score == results[0].max_score > results[1].score
