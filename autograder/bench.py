@@ -300,7 +300,8 @@ def stock_path(root, per_assignment):
     started = time.perf_counter()
     for assignment in assignments():
         course.nbgrader("autograde", assignment, state=state,
-                        env_extra={"ATTENTION_COURSE_STOCK_AUTOGRADE": "1"}, check=False)
+                        env_extra={"ATTENTION_COURSE_STOCK_AUTOGRADE": "1"}, check=False,
+                        stock=True)
     return {"count": len(paths), "seconds": time.perf_counter() - started}
 
 

@@ -10,6 +10,7 @@ import functools
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, lifetime, reference, sandbox
+from autograder import batch, catalogue, grade, lifetime, reference, sandbox
 from support import REPO, write_notebook
 
 ASSIGNMENT = "00-getting-started"
@@ -335,3 +336,34 @@ def test_a_locked_gradebook_is_waited_for_then_named(tmp_path):
     rows, files = gradebook_contents(state)
     assert [row[0] for row in rows] == [f"learner{n}" for n in range(1, 5)]
     assert len(files) >= 4
+
+
+# ------------------------------------------------------------------ recording, fast and unchanged
+
+def test_the_course_launcher_records_exactly_what_stock_nbgrader_records(tmp_path):
+    """The course starts nbgrader without its server extensions and with one database engine per
+    command (autograder/nbgrader_launch.py): the gradebook, the autograded notebooks, the
+    feedback and the export are the same as stock nbgrader's, byte for byte."""
+    from autograder import course
+    released = released_gradebook(tmp_path)
+    outcomes = []
+    for stock in (False, True):
+        state = tmp_path / ("stock" if stock else "launcher")
+        a_class(state, gradebook=released)
+        # the same cached grades for both: grading itself is not what is compared here
+        if outcomes:
+            shutil.copytree(tmp_path / "launcher" / "grading-cache", state / "grading-cache")
+        else:
+            batch.grade_many(sorted((state / "submitted").rglob("*.ipynb")), ASSIGNMENT,
+                             grade.Options(), jobs=2, state=state / "grading-cache",
+                             progress=False)
+        for command in (["autograde", ASSIGNMENT], ["generate_feedback", ASSIGNMENT],
+                        ["export", f"--to={state / 'grades.csv'}"]):
+            course.nbgrader(*command, state=state, stock=stock)
+        feedback = {str(p.relative_to(state)): p.read_bytes()
+                    for p in sorted((state / "feedback").rglob("*.html"))}
+        outcomes.append((gradebook_contents(state), feedback,
+                         (state / "grades.csv").read_text()))
+    (rows, notebooks), feedback, export = outcomes[0]
+    assert len(rows) == 4 and len(feedback) == 4 and export.count("\n") == 5
+    assert outcomes[0] == outcomes[1]
