@@ -250,11 +250,12 @@ class Mounts:
             self.args += ["--perms", "0555", "--tmpfs", folder, "--remount-ro", folder]
 
 
-def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=()):
+def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=(), seeds=()):
     """The bwrap command line (up to and including ``--``) for one kernel.
 
     ``private`` names more folders (the course, its state) to cover should any of them lie
-    inside an allowed folder."""
+    inside an allowed folder; ``seeds`` are ``(file on the host, path under the home)`` pairs
+    mounted read-only into the kernel's home (see :func:`home_seeds`)."""
     mounts = Mounts()
     for folder in SYSTEM_FOLDERS:
         if os.path.isdir(folder):
@@ -283,8 +284,11 @@ def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=()):
             "--dev", "/dev", "--proc", "/proc",
             "--size", str(limits.scratch_bytes), "--perms", "1777", "--tmpfs", home,
             "--perms", "1777", "--dir", f"{home}/.kernel",
-            "--perms", "1777", "--dir", f"{home}/tmp", "--symlink", f"{home}/tmp", "/tmp",
-            "--chdir", home,
+            "--perms", "1777", "--dir", f"{home}/tmp", "--symlink", f"{home}/tmp", "/tmp"]
+    for source, relative in seeds:
+        inside = f"{home}/{relative}"
+        args += ["--perms", "1777", "--dir", os.path.dirname(inside), "--ro-bind", source, inside]
+    args += ["--chdir", home,
             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--hostname", "learner",
             "--die-with-parent", "--new-session", "--clearenv"]

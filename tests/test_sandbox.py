@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder import exchange, flags, reference, sandbox, suite
+from autograder import kernel as kernel_module
 from autograder.kernel import KernelSession
 from support import REPO
 
@@ -64,11 +65,12 @@ def test_the_kernel_environment_is_a_fixed_list(monkeypatch):
 
 
 @pytest.mark.slow
-def test_inside_a_kernel_only_the_allowlist_is_mounted():
+def test_inside_a_kernel_only_the_allowlist_is_mounted(tmp_path):
     if not sandbox.available():
         pytest.skip("bubblewrap is not installed")
     expected, covers = mount_args(sandbox.bubblewrap_args(Path("/k"), sandbox.Limits(),
-                                                          Path("/p"), uid=1))
+                                                          Path("/p"), uid=1,
+                                                          seeds=kernel_module.home_seeds(tmp_path)))
     with KernelSession(mode=sandbox.BUBBLEWRAP) as kernel:
         result = kernel.execute(
             "import json, os\nprint(json.dumps([[l.split()[4] for l in open('/proc/self/mountinfo')],"
@@ -83,6 +85,10 @@ def test_inside_a_kernel_only_the_allowlist_is_mounted():
                         "root", "run", "sbin", "tmp", "usr", *Path(sys.prefix).parts[1:2],
                         *Path(REPO).parts[1:2], *Path(os.path.realpath(sys.executable)).parts[1:2]}
     assert uid != os.getuid() or os.geteuid() != 0
+    home = [p for p in points if p.startswith(sandbox.INSIDE_HOME + "/")]
+    assert home == [f"{sandbox.INSIDE_HOME}/.matplotlib/{name}" for name, _ in
+                    [kernel_module.matplotlib_font_list.get()] if name] or home == [], (
+        "the home holds at most one read-only file: matplotlib's font list")
     assert set(env) <= set(sandbox.kernel_environment("/")) | {"PWD", "SHLVL", "_"} | {
         "LC_CTYPE", "PYDEVD_USE_FRAME_EVAL", "TERM", "CLICOLOR", "FORCE_COLOR", "CLICOLOR_FORCE",
         "PAGER", "GIT_PAGER"}  # the last ones ipykernel sets for itself
@@ -138,3 +144,26 @@ def test_collect_copies_regular_files_only_and_follows_no_link(tmp_path, caplog)
     assert exchange.find_problem(str(linked)) == "bob+02+2026 is a symbolic link"
     with pytest.raises(OSError):
         exchange.copy_regular_tree(str(linked), str(tmp_path / "bob"))
+
+
+def test_a_kernel_starts_with_matplotlibs_font_list_and_never_rebuilds_it():
+    """Every kernel's empty home gets the font list the grader built once, so matplotlib's first
+    import does not rebuild it; the folder stays writable, the list read-only."""
+    if not sandbox.available():
+        pytest.skip("bubblewrap is not installed")
+    fonts = kernel_module.matplotlib_font_list
+    fonts.get()
+    fonts.thread.join(120)
+    name, text = fonts.get()
+    assert name.startswith("fontlist-") and json.loads(text)["ttflist"]
+    with KernelSession(mode=sandbox.BUBBLEWRAP) as kernel:
+        result = kernel.execute(
+            "import os, json, matplotlib, matplotlib.font_manager as fm\n"
+            "folder = matplotlib.get_cachedir()\n"
+            "path = os.path.join(folder, os.listdir(folder)[0])\n"
+            "print(json.dumps([sorted(os.listdir(folder)), os.access(folder, os.W_OK),"
+            " os.access(path, os.W_OK), len(fm.fontManager.ttflist)]))", 60)
+    text_out = "".join(o.get("text", "") for o in result.outputs)
+    listed, folder_writable, list_writable, fonts = json.loads(text_out.strip().splitlines()[-1])
+    assert listed == [name] and folder_writable and not list_writable and fonts > 0
+    assert "Matplotlib" not in text_out and "cache" not in text_out.lower()
