@@ -177,6 +177,26 @@ def projection(per_minute, recording_per_submission, learners=CLASS_SIZE):
     return {"grading": grading, "recording": recording, "total": grading + recording}
 
 
+def server_projection(rows, recording, learners=1000, cores=32):
+    """One line: ``learners`` notebooks on a ``cores``-core grading server, from the cost of one
+    submission on one core (the largest class graded with --jobs 1) and the memory per worker,
+    assuming one worker per core scales linearly (grading shares nothing between workers)."""
+    single = [r for r in rows if r["jobs"] == 1]
+    if not single:
+        return ""
+    row = max(single, key=lambda r: r["size"])
+    seconds = 60 / row["per_minute"]
+    grading = learners * seconds / cores / 60
+    memory = cores * row["worker_mib"] / 1024
+    return (f"Projection, {learners} learners on a {cores}-core grading server with --jobs "
+            f"{cores}: {seconds:.2f} s per submission per core (from {row['size']} submissions "
+            f"with --jobs 1) gives {grading:.1f} min of grading"
+            + (f" + {learners * recording / 60:.0f} min of recording (one at a time)"
+               if recording else "")
+            + f", with about {memory:.0f} GiB of memory for {cores} workers "
+              f"({row['worker_mib']:.0f} MiB each).")
+
+
 def read_records(path):
     path = Path(path)
     if not path.exists():
@@ -579,14 +599,14 @@ def goal_table(c, lat, cap):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder.bench")
-    parser.add_argument("--per-assignment", type=int, default=8,
-                        help="submissions per assignment in the comparison (two assignments; "
-                             "default %(default)s)")
+    parser.add_argument("--per-assignment", type=int, default=20,
+                        help="submissions per assignment in the comparison (two assignments: a "
+                             "class of 40 by default)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of each whole-class comparison (default %(default)s)")
     parser.add_argument("--latency-repeats", type=int, default=3)
-    parser.add_argument("--capacity", default="8,16",
+    parser.add_argument("--capacity", default="10,40,160",
                         help="class sizes for the capacity curve, e.g. 10,40,160 "
                              "(default %(default)s)")
     parser.add_argument("--only", default="compare,latency,capacity,notebooks,kernels",
@@ -630,6 +650,7 @@ def main(argv=None):
                   f"{rate:.1f}/min, from {best[0]['size']} submissions)"
                   + (f" + recording {p['recording']:.0f} min ({recording:.2f} s each, one at a "
                      f"time) = {p['total']:.0f} min" if c else "") + ".")
+            print(server_projection(cap, recording))
         print("\nGoals (issue 14)\n")
         print(goal_table(c, lat, cap))
         if "notebooks" in sections:

@@ -55,6 +55,14 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
     assert bench.verdict(None, 1.0) == "n/a"
     p = bench.projection(per_minute=20.0, recording_per_submission=0.6, learners=1000)
     assert p == {"grading": 50.0, "recording": 10.0, "total": 60.0}
+    rows = [{"size": 40, "jobs": 1, "per_minute": 30.0, "worker_mib": 200.0},
+            {"size": 160, "jobs": 1, "per_minute": 20.0, "worker_mib": 256.0},
+            {"size": 160, "jobs": 2, "per_minute": 35.0, "worker_mib": 250.0}]
+    line = bench.server_projection(rows, recording=0.12)
+    # 160 with --jobs 1: 3 s per submission; 1000 of them over 32 cores = 93.75 s = 1.6 min
+    assert "3.00 s per submission per core" in line and "1.6 min of grading" in line
+    assert "2 min of recording" in line and "8 GiB" in line and "256 MiB each" in line
+    assert bench.server_projection([r for r in rows if r["jobs"] == 2], 0.1) == ""
 
     table = bench.markdown_table(["name", "value"], [["a", "1.0"], ["longer name", "22.5"]])
     lines = table.splitlines()
