@@ -34,7 +34,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from . import batch, course, demo, grade, reference
+from . import course, demo, grade, reference
 
 BENCH_ASSIGNMENTS = ("00-getting-started", "02-scoring")
 STAGES = ("start", "execute", "suite", "close")
@@ -452,6 +452,37 @@ def capacity(root, sizes, jobs_list=(1, 2)):
 
 # ------------------------------------------------------------------ 6: notebooks and kernels
 
+def font_list_gain(repeats=9):
+    """Seconds a fresh sandboxed kernel takes to import numpy, pyplot and helpers.plots and draw
+    one figure, with and without matplotlib's font list in its home (kernel.home_seeds),
+    alternating: ``{"with": median, "without": median}``."""
+    from . import kernel, sandbox
+    seeds = kernel.home_seeds
+    fonts = kernel.matplotlib_font_list
+    fonts.get()
+    fonts.thread.join(120)
+    code = ("import numpy as np\nimport matplotlib.pyplot as plt\nfrom helpers import plots\n"
+            "plt.figure(); plt.plot([1, 2])")
+    mode = sandbox.resolve_mode("auto")
+    times = {"with": [], "without": []}
+    try:
+        for _ in range(repeats):
+            for how in times:
+                kernel.home_seeds = seeds if how == "with" else (lambda folder: [])
+                session = kernel.KernelSession(mode=mode)
+                session.start()
+                try:
+                    session.install_agent()
+                    started = time.perf_counter()
+                    session.execute(code, 60)
+                    times[how].append(time.perf_counter() - started)
+                finally:
+                    session.shutdown()
+    finally:
+        kernel.home_seeds = seeds
+    return {how: statistics.median(values) for how, values in times.items()}
+
+
 def attention_kernels(repeats=5):
     if "09-attention-at-scale" not in reference.assignments():
         return None
@@ -609,7 +640,7 @@ def main(argv=None):
     parser.add_argument("--capacity", default="10,40,160",
                         help="class sizes for the capacity curve, e.g. 10,40,160 "
                              "(default %(default)s)")
-    parser.add_argument("--only", default="compare,latency,capacity,notebooks,kernels",
+    parser.add_argument("--only", default="compare,latency,capacity,fonts,notebooks,kernels",
                         help="sections to run (default: all)")
     args = parser.parse_args(argv)
     sections = set(args.only.split(","))
@@ -657,6 +688,14 @@ def main(argv=None):
             print("\nSolution notebooks, top to bottom from a fresh kernel (budget 15 s each)\n")
             print(markdown_table(["notebook", "seconds"],
                                  [[a, f"{s:.1f}"] for a, s in notebook_times().items()]))
+        if "fonts" in sections:
+            gain = font_list_gain()
+            print("\nA fresh kernel's first figure (import numpy, pyplot, helpers.plots; draw), "
+                  "median of 9, alternating\n")
+            print(markdown_table(
+                ["kernel home", "seconds"],
+                [["with matplotlib's font list (as graded)", f"{gain['with']:.2f}"],
+                 ["empty (matplotlib builds the list)", f"{gain['without']:.2f}"]]))
         if "kernels" in sections:
             kernels = attention_kernels()
             if kernels:
