@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import catalogue, grade, suite, testing
+from autograder import catalogue, grade, reference, suite, testing
 from autograder.testing import SubmissionError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,6 +43,14 @@ def test_a_suite_runs_alone_against_the_reference():
     result = run_suite("autograder/suites/02-scoring")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert re.search(r"\b42 passed\b", result.stdout), result.stdout[-500:]
+
+
+@pytest.mark.parametrize("folder", [p.parent.name for p in SUITE_FILES])
+def test_every_suite_runs_alone_and_passes_against_its_reference(folder):
+    result = run_suite(f"autograder/suites/{folder}")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    count = len(grade.grade_local(folder, reference.namespace(folder)).tests)
+    assert re.search(rf"\b{count} passed\b", result.stdout), result.stdout[-500:]
 
 
 def test_a_suite_runs_alone_against_a_mutant_and_fails_its_function():
