@@ -284,7 +284,12 @@ def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=(), 
             "--dev", "/dev", "--proc", "/proc",
             "--size", str(limits.scratch_bytes), "--perms", "1777", "--tmpfs", home,
             "--perms", "1777", "--dir", f"{home}/.kernel",
-            "--perms", "1777", "--dir", f"{home}/tmp", "--symlink", f"{home}/tmp", "/tmp"]
+            "--perms", "1777", "--dir", f"{home}/tmp"]
+    # /tmp is the scratch folder's tmp/, unless the interpreter itself lives under /tmp (a course
+    # checked out there): then /tmp holds it, read-only, and TMPDIR alone points at the scratch.
+    if "/tmp" not in mounts.made and not any(_inside(b, ["/tmp"], resolve=False)
+                                             for b in mounts.bound):
+        args += ["--symlink", f"{home}/tmp", "/tmp"]
     for source, relative in seeds:
         inside = f"{home}/{relative}"
         args += ["--perms", "1777", "--dir", os.path.dirname(inside), "--ro-bind", source, inside]

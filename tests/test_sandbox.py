@@ -167,3 +167,26 @@ def test_a_kernel_starts_with_matplotlibs_font_list_and_never_rebuilds_it():
     listed, folder_writable, list_writable, fonts = json.loads(text_out.strip().splitlines()[-1])
     assert listed == [name] and folder_writable and not list_writable and fonts > 0
     assert "Matplotlib" not in text_out and "cache" not in text_out.lower()
+
+
+def test_an_interpreter_under_tmp_keeps_tmp_for_itself(monkeypatch, tmp_path):
+    """A course checked out under /tmp: its environment is mounted there, so /tmp cannot also be
+    the scratch folder's link (bubblewrap would refuse to start); TMPDIR still is the scratch."""
+    def symlinks(args):
+        return [args[i + 1:i + 3] for i, a in enumerate(args) if a == "--symlink"]
+
+    scratch = [f"{sandbox.INSIDE_HOME}/tmp", "/tmp"]
+    normal = sandbox.bubblewrap_args(tmp_path / "k.json", sandbox.Limits(), tmp_path / "p", uid=1)
+    real = sandbox.readable_paths
+    monkeypatch.setattr(sandbox, "readable_paths", lambda layout: (
+        lambda found: ([*found[0], "/tmp"], found[1], found[2]))(real(layout)))
+    under_tmp = sandbox.bubblewrap_args(tmp_path / "k.json", sandbox.Limits(), tmp_path / "p",
+                                        uid=1)
+    if any(b == "/tmp" or b.startswith("/tmp/") for b in real(sandbox.python_layout())[0]):
+        assert scratch not in symlinks(normal)  # this very interpreter lives under /tmp
+    else:
+        assert scratch in symlinks(normal)
+    assert scratch not in symlinks(under_tmp)
+    assert any(under_tmp[i:i + 3] == ["--ro-bind", "/tmp", "/tmp"] for i in range(len(under_tmp)))
+    env = sandbox.kernel_environment(sandbox.INSIDE_HOME)
+    assert env["TMPDIR"] == sandbox.INSIDE_HOME
