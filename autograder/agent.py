@@ -90,7 +90,7 @@ def decode(data, namespace):
             raise NameError(f"{name} is not defined")
         return namespace[name]
     if "__lambda__" in data:  # suite-written source, evaluated here, in the learner's kernel
-        return eval(data["__lambda__"], {"np": np, "__builtins__": __builtins__})
+        return eval(data["__lambda__"], {"np": np, "__builtins__": __builtins__})  # trusted: runs only inside the learner's kernel
     if "__partial__" in data:
         return functools.partial(decode(data["__partial__"], namespace),
                                  **decode(data["kwargs"], namespace))
@@ -163,6 +163,6 @@ def bootstrap():
     return (
         "import types as __t\n"
         "__attention_course_agent__ = __t.ModuleType('attention_course_agent')\n"
-        f"exec(compile({source!r}, {FILENAME!r}, 'exec'), __attention_course_agent__.__dict__)\n"
+        f"exec(compile({source!r}, {FILENAME!r}, 'exec'), __attention_course_agent__.__dict__)\n"  # trusted: runs only inside the kernel
         "del __t\n" + ENTRY
     )

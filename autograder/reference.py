@@ -55,5 +55,5 @@ def namespace(assignment):
     replace ``softmax`` in it and ``attend`` calls the replacement."""
     result = {"__name__": f"reference_{assignment.replace('-', '_')}"}
     for code in _compiled(assignment):
-        exec(code, result)
+        exec(code, result)  # trusted: the course's solution notebook
     return result

@@ -76,12 +76,14 @@ def namespaces_work():
     graders) usually forbid the namespaces it needs, even to root."""
     if not available():
         return False
-    args = [bubblewrap(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    # The same system folders a kernel gets, and nothing else: enough to run /usr/bin/true.
+    args = [bubblewrap(), *system_mounts().args, "--dev", "/dev", "--proc", "/proc",
             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     if os.geteuid() != 0:
         args.append("--unshare-user")
     try:
-        return subprocess.run(args + ["--", "true"], capture_output=True, timeout=30).returncode == 0
+        return subprocess.run(args + ["--", "/usr/bin/true"], capture_output=True,
+                              timeout=30).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 
@@ -250,12 +252,8 @@ class Mounts:
             self.args += ["--perms", "0555", "--tmpfs", folder, "--remount-ro", folder]
 
 
-def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=(), seeds=()):
-    """The bwrap command line (up to and including ``--``) for one kernel.
-
-    ``private`` names more folders (the course, its state) to cover should any of them lie
-    inside an allowed folder; ``seeds`` are ``(file on the host, path under the home)`` pairs
-    mounted read-only into the kernel's home (see :func:`home_seeds`)."""
+def system_mounts():
+    """The system's program and library folders, read-only, and its top-level links to them."""
     mounts = Mounts()
     for folder in SYSTEM_FOLDERS:
         if os.path.isdir(folder):
@@ -265,6 +263,16 @@ def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=(), 
             mounts.link(os.readlink(path), path)
         elif os.path.isdir(path):
             mounts.bind(path)
+    return mounts
+
+
+def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=(), seeds=()):
+    """The bwrap command line (up to and including ``--``) for one kernel.
+
+    ``private`` names more folders (the course, its state) to cover should any of them lie
+    inside an allowed folder; ``seeds`` are ``(file on the host, path under the home)`` pairs
+    mounted read-only into the kernel's home (see :func:`home_seeds`)."""
+    mounts = system_mounts()
     for path in ETC_FILES:
         if os.path.islink(path):
             mounts.link(os.readlink(path), path)

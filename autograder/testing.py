@@ -164,7 +164,7 @@ def suite_function(source, **params):
     """A function the suite writes, twice: the wire marker the learner's function is given
     (``Lambda(source)``, or a ``Partial`` of it binding ``params``) and the same function as a
     callable on this, trusted, side (``source`` evaluated with ``np`` in scope)."""
-    local = eval(source, {"np": np})
+    local = eval(source, {"np": np})  # trusted: a function the suite itself writes
     if params:
         return Partial(Lambda(source), **params), functools.partial(local, **params)
     return Lambda(source), local
