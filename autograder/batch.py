@@ -46,12 +46,13 @@ class Progress:
 
 def grade_many(paths: list, assignment: str | None = None, options: engine.Options | None = None,
                jobs: int | None = None, state: str | Path | None = None, progress: bool = True,
-               root: str | Path | None = None) -> list[Result]:
+               root: str | Path | None = None, on_result=None) -> list[Result]:
     """Grade ``paths`` (in parallel, ``jobs`` at once); return results in the same order.
 
     With ``state`` (a folder), each result is kept there as soon as it is known and a rerun
     grades only what is missing or changed. With ``root``, no folder between ``root`` and a
-    notebook may be a link (a class's ``submitted/`` folder).
+    notebook may be a link (a class's ``submitted/`` folder). ``on_result(path, result)`` is
+    called as each result is known (and kept), in this process.
     """
     options = options or engine.Options()
     options.confinement()  # refuse (require) or warn (auto) once, before any work
@@ -69,6 +70,8 @@ def grade_many(paths: list, assignment: str | None = None, options: engine.Optio
 
     def record(index, result):
         results[index] = result
+        if on_result is not None:
+            on_result(paths[index], result)
         if bar:
             bar.step(Path(result.notebook).name)
 

@@ -56,12 +56,7 @@ def single_machine_defaults(c, site):
 def nbgrader(*args, state=None, check=True, cwd=REPO, env_extra=None, quiet=True, stock=False):
     """Run one nbgrader command in the course folder; ``state`` relocates .course/. With
     ``stock``, nbgrader exactly as installed (``make bench`` measures it so)."""
-    env = dict(os.environ)
-    if state is not None:
-        env["ATTENTION_COURSE_STATE"] = str(state)
-    # nbgrader runs `alembic` as a command: the virtual environment's bin/ must be on PATH.
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.update(env_extra or {})
+    env = nbgrader_env(state, env_extra)
     # nbgrader's own command line, without the costs autograder.nbgrader_launch explains.
     launcher = "nbgrader" if stock else "autograder.nbgrader_launch"
     completed = subprocess.run([sys.executable, "-m", launcher, *args], cwd=cwd, env=env,
@@ -71,6 +66,17 @@ def nbgrader(*args, state=None, check=True, cwd=REPO, env_extra=None, quiet=True
         raise RuntimeError(f"nbgrader {' '.join(args)} failed ({completed.returncode}):\n"
                            + (completed.stdout or "")[-2000:] + (completed.stderr or "")[-4000:])
     return completed
+
+
+def nbgrader_env(state=None, env_extra=None):
+    """The environment of an nbgrader command of the course (``state`` relocates .course/)."""
+    env = dict(os.environ)
+    if state is not None:
+        env["ATTENTION_COURSE_STATE"] = str(state)
+    # nbgrader runs `alembic` as a command: the virtual environment's bin/ must be on PATH.
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.update(env_extra or {})
+    return env
 
 
 def release(assignments, release_directory=None, state=None):
@@ -118,22 +124,26 @@ LOCK_WAIT = 120.0  # seconds recording waits for a gradebook another program is 
 
 def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, students=None,
               options=None, lock_wait=LOCK_WAIT):
-    """Grade every submission of ``assignment`` in parallel, then record the grades with
-    ``nbgrader autograde`` (which finds each result in the cache and only writes the gradebook,
-    one notebook at a time). Returns the results of the parallel pass.
+    """Grade every submission of ``assignment`` in parallel and record each grade in the
+    gradebook as soon as it is known (:class:`Recording`: nbgrader's own autograde converter, in
+    one process started before grading, which finds each result in the cache). Returns the
+    results of the grading.
 
     Crash-only: killed at any moment, the same command resumes. Grading resumes from the cache;
-    recording redoes every submission not marked as recorded (see :func:`record`)."""
+    recording redoes every submission not marked as recorded."""
     from . import batch, grade
     options = options or grade.Options(sandbox=sandbox)
     state = Path(state or state_dir())
     submitted, notes = submissions(assignment, state, students)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    results = batch.grade_many(submitted, assignment, options, jobs=jobs,
-                               state=cache_dir(state), progress=progress,
-                               root=state / "submitted")
-    record(assignment, [p.parent.parent.name for p in submitted], options, state, lock_wait)
+    with Recording(assignment, [p.parent.parent.name for p in submitted], options, state,
+                   lock_wait) as recording:
+        results = batch.grade_many(submitted, assignment, options, jobs=jobs,
+                                   state=cache_dir(state), progress=progress,
+                                   root=state / "submitted",
+                                   on_result=lambda path, _: recording.add(Path(path).parent.parent.name))
+        recording.finish()
     return results
 
 
@@ -144,59 +154,119 @@ class GradebookBusy(RuntimeError):
 
 
 def record(assignment, students, options, state, lock_wait=LOCK_WAIT):
-    """Record ``students``' cached results of ``assignment`` in the gradebook.
+    """Record ``students``' cached results of ``assignment`` in the gradebook, now."""
+    with Recording(assignment, students, options, state, lock_wait) as recording:
+        recording.finish()
 
-    nbgrader skips a student whose autograded folder exists, and a run killed half-way through a
-    student leaves that folder behind, incomplete. So a student counts as recorded only once
-    ``nbgrader autograde`` has *returned* with the student's notebook in place: a mark in
-    ``state/recorded/`` then names the exact submission recorded. Every other student's autograded
-    folder is removed first and recorded again (recording the same result twice writes the same
-    rows). A locked gradebook is waited for, up to ``lock_wait`` seconds, then named."""
-    state = Path(state)
-    name = reference.release_notebook(assignment).stem
-    marks = state / "recorded" / assignment
-    pending = []
-    for student in sorted(set(students)):
-        mark = marks / f"{student}.json"
-        folder = autograded_folder(state, student, assignment)
-        if _read_mark(mark) == submission_stamp(state, student, assignment) and \
-                (folder / f"{name}.ipynb").is_file():
-            continue
-        mark.unlink(missing_ok=True)
-        if folder.exists():
-            shutil.rmtree(folder)
-        pending.append(student)
-    if not pending:
-        return
-    deadline = time.monotonic() + lock_wait
-    wait_for_gradebook(state, deadline)
-    timeouts = [f"--HiddenSuiteGrading.{name}={getattr(options, name)}" for name in
-                ("cell_timeout", "notebook_timeout", "call_timeout", "budget")]
-    env = {"ATTENTION_COURSE_SANDBOX": options.sandbox}
-    # One nbgrader command for every pending student: the others are excluded by name.
-    others = sorted({p.name for p in (state / "submitted").iterdir()} - set(pending))
-    selector = [f"--CourseDirectory.student_id_exclude={','.join(others)}"] if others else []
-    pause = 0.5
-    while True:
-        done = nbgrader("autograde", assignment, *selector, *timeouts, state=state,
-                        env_extra=env, check=False)
-        if done.returncode == 0:
-            break
-        output = (done.stdout or "") + (done.stderr or "")
-        if "database is locked" not in output:
-            raise RuntimeError(f"nbgrader autograde {assignment} failed "
-                               f"({done.returncode}):\n" + output[-4000:])
-        if time.monotonic() + pause > deadline:
-            raise GradebookBusy(busy_message(state, lock_wait))
-        time.sleep(pause)
-        pause = min(pause * 2, 5.0)
-        wait_for_gradebook(state, deadline)
-    marks.mkdir(parents=True, exist_ok=True)
-    for student in pending:
-        if (autograded_folder(state, student, assignment) / f"{name}.ipynb").is_file():
-            from .grade import keep
-            keep(marks / f"{student}.json", json.dumps(submission_stamp(state, student,
-                                                                        assignment)))
+
+class Recording:
+    """Recording learners' grades of one assignment while (or after) they are graded.
+
+    nbgrader skips a learner whose autograded folder exists, and a run killed half-way through a
+    learner leaves that folder behind, incomplete. So a learner counts as recorded only once
+    nbgrader's converter has *returned* with their notebook in place: a mark in
+    ``state/recorded/`` then names the exact submission recorded. On entry, every other learner's
+    autograded folder is removed, to be recorded again (recording the same result twice writes
+    the same rows). :meth:`add` hands a learner to the recording process as soon as their result
+    is in the cache; :meth:`finish` waits for the rest. A locked gradebook puts recording aside
+    until grading is done, then is waited for, up to ``lock_wait`` seconds, then named."""
+
+    def __init__(self, assignment, students, options, state, lock_wait=LOCK_WAIT):
+        from .recorder import Recorder
+        self.assignment, self.state, self.lock_wait = assignment, Path(state), lock_wait
+        self.name = reference.release_notebook(assignment).stem
+        self.marks = self.state / "recorded" / assignment
+        self.pending = self._unrecorded(sorted(set(students)))
+        self.sent, self.deferred, self.failures = set(), [], []
+        self.recorder = None
+        self.waited = 0.0  # seconds finish() took: what recording added after grading
+        if self.pending:
+            timeouts = [f"--HiddenSuiteGrading.{name}={getattr(options, name)}" for name in
+                        ("cell_timeout", "notebook_timeout", "call_timeout", "budget")]
+            self.recorder = Recorder(assignment, timeouts, cwd=REPO, env=nbgrader_env(
+                self.state, {"ATTENTION_COURSE_SANDBOX": options.sandbox}))
+
+    def _unrecorded(self, students):
+        pending = []
+        for student in students:
+            mark = self.marks / f"{student}.json"
+            folder = autograded_folder(self.state, student, self.assignment)
+            if _read_mark(mark) == submission_stamp(self.state, student, self.assignment) and \
+                    (folder / f"{self.name}.ipynb").is_file():
+                continue
+            mark.unlink(missing_ok=True)
+            if folder.exists():
+                shutil.rmtree(folder)
+            pending.append(student)
+        return pending
+
+    def add(self, student):
+        """Record ``student`` (whose result is in the cache) as soon as the gradebook allows."""
+        if student not in self.pending or student in self.sent:
+            return
+        self.sent.add(student)
+        if self.deferred:  # the gradebook was found locked: the rest waits for the end
+            self.deferred.append(student)
+            return
+        self.recorder.send(student)
+        while not self.recorder.replies.empty() and self.recorder.outstanding:
+            self._take(self.recorder.reply())
+
+    def _take(self, reply):
+        student = reply["student"]
+        if reply["status"] == "recorded":
+            if (autograded_folder(self.state, student, self.assignment)
+                    / f"{self.name}.ipynb").is_file():
+                from .grade import keep
+                keep(self.marks / f"{student}.json",
+                     json.dumps(submission_stamp(self.state, student, self.assignment)))
+        elif reply["locked"]:
+            self.deferred.append(student)
+        else:
+            self.failures.append((student, reply["log"]))
+
+    def finish(self):
+        """Return once every learner given is recorded; raise GradebookBusy if the gradebook
+        stays locked past the wait, RuntimeError naming the learners nbgrader failed on."""
+        if self.recorder is None:
+            return
+        started = time.monotonic()
+        try:
+            self._finish()
+        finally:
+            self.waited = time.monotonic() - started
+
+    def _finish(self):
+        for student in self.pending:
+            self.add(student)  # those grading did not report (none, normally)
+        self._drain()
+        deadline, pause = time.monotonic() + self.lock_wait, 0.5
+        while self.deferred:
+            wait_for_gradebook(self.state, deadline)
+            retry, self.deferred = self.deferred, []
+            for student in retry:
+                self.recorder.send(student)
+            self._drain()
+            if self.deferred:
+                if time.monotonic() + pause > deadline:
+                    raise GradebookBusy(busy_message(self.state, self.lock_wait))
+                time.sleep(pause)
+                pause = min(pause * 2, 5.0)
+        if self.failures:
+            raise RuntimeError(f"nbgrader autograde {self.assignment} failed for "
+                               + ", ".join(s for s, _ in self.failures) + ":\n"
+                               + "\n".join(log for _, log in self.failures)[-4000:])
+
+    def _drain(self):
+        while self.recorder.outstanding:
+            self._take(self.recorder.reply())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.recorder is not None:
+            self.recorder.__exit__(*exc)
 
 
 def autograded_folder(state, student, assignment):

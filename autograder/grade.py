@@ -212,7 +212,6 @@ def grade_notebook(path: str | Path, assignment: str | None = None, options: Opt
         released = nbio.load(reference.release_notebook(assignment))
         executed, notes = nbio.restore_locked(submitted, released)
         errors += notes
-        flags = source_flags.scan(submitted)
         key = content_key(assignment, executed)
     except nbio.NotebookProblem as error:
         problem = error
@@ -226,6 +225,8 @@ def grade_notebook(path: str | Path, assignment: str | None = None, options: Opt
             return result, stored["executed"]
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged entry is graded again
+    if problem is None:
+        flags = source_flags.scan(submitted)  # a cached result has its own
     execution = None
     deadline = started + options.budget
     try:

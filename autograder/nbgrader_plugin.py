@@ -173,3 +173,7 @@ def configure(c):
         HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
         SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
     c.OverwriteCells.add_missing_cells = True
+    # nbconvert's own setting: validate a notebook once after all the steps of a pass, not after
+    # each of them (twelve whole-notebook validations per notebook when autograding); a notebook
+    # left invalid still fails the same way
+    c.Exporter.optimistic_validation = True

@@ -71,7 +71,8 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
     assert lines[2] == "| a           |   1.0 |"
     assert len({len(line) for line in lines}) == 1
 
-    c = {"count": 10, "stock": 100.0, "grading": 20.0, "recording": 5.0, "full": 25.0,
+    c = {"count": 10, "stock": 100.0, "grading": 20.0, "recording": 5.0, "full": 25.0, "waited": 1.0,
+         "beside": 6.0,
          "duplicates": 12.5, "duplicates_distinct": 4, "recording_fixed": 1.0, "passes": 2, "ours_distinct": 10,
          "submissions": [{"start": 1.0, "execute": 2.0, "suite": 1.0, "close": 0.0,
                           "other": 0.0, "total": 4.0}] * 10}
@@ -82,10 +83,13 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
     assert "2.00x from the content cache" in bench.duplicates_line(c)
     stages = bench.stage_table(c, 10.0)
     rows = cells(stages)
-    assert rows["recording (nbgrader autograde pass, per submission)"] == ["0.50", "12%", "10"]
+    assert rows["recording, replayed alone (wall, per submission)"] == ["0.50", "12%", "10"]
+    assert rows["recording beside the grading (CPU of its process, per submission)"] == [
+        "0.60", "15%", "10"]
+    assert rows["recording after the last grade (wall, per submission)"] == ["0.10", "2%", "10"]
     assert rows[bench.STAGE_NAMES["execute"]] == ["2.00", "50%", "10"]
-    # two recording passes of 1 s before any notebook: (5 - 2) / 10 s per notebook
-    assert rows["of which nbgrader's start (per pass, one per assignment)"] == ["1.00", "", "2"]
+    # two recording processes of 1 s before any notebook: (5 - 2) / 10 s per notebook
+    assert rows["of which its start (CPU, one process per assignment)"] == ["1.00", "", "2"]
     assert rows["of which per notebook, after the start"] == ["0.30", "8%", "10"]
     assert rows["stock nbgrader autograde, per submission"] == ["10.00", "250%", "10"]
     lat = {"00-getting-started": {"notebook": 2.0, "command": 4.0, "in-process": 3.0,
@@ -131,3 +135,17 @@ def test_distinct_submissions_grade_to_the_expected_scores(tmp_path):
     assert list(results[0].errors) == []  # the comment breaks nothing in the answer
     assert paths[0].read_bytes() != paths[1].read_bytes()
     assert results[0].score == results[0].max_score > results[1].score
+
+
+def test_the_instructor_path_measures_its_recording(tmp_path):
+    """The bench's hooks into the course still see the recording: its CPU time, its start and
+    what it added after the last grade."""
+    run = bench.instructor_path(tmp_path, 1, 2)
+    assert run["count"] == 2 and len(run["submissions"]) == 2
+    assert 0 < run["beside"] < run["seconds"]
+    assert 0 <= run["waited"] < run["seconds"]
+    alone = bench.recording_alone(run["state"])
+    assert 0 < alone["cpu"] and 0 < alone["seconds"] < run["seconds"]
+    assert len(list((run["state"] / "recorded").rglob("*.json"))) == 2
+    starts = bench.recording_start(tmp_path)
+    assert len(starts) == len(bench.assignments()) and all(s > 0 for s in starts)

@@ -340,30 +340,38 @@ def test_a_locked_gradebook_is_waited_for_then_named(tmp_path):
 
 # ------------------------------------------------------------------ recording, fast and unchanged
 
-def test_the_course_launcher_records_exactly_what_stock_nbgrader_records(tmp_path):
-    """The course starts nbgrader without its server extensions and with one database engine per
-    command (autograder/nbgrader_launch.py): the gradebook, the autograded notebooks, the
-    feedback and the export are the same as stock nbgrader's, byte for byte."""
+def test_the_course_records_exactly_what_stock_nbgrader_records(tmp_path):
+    """The course records grades with nbgrader's own converter, in one process fed learner by
+    learner while grading runs (autograder/recorder.py), started without nbgrader's server
+    extensions and with one database engine per command (autograder/nbgrader_launch.py): the
+    gradebook, the autograded notebooks, the feedback and the export are the same as stock
+    ``nbgrader autograde``'s, byte for byte; so are the course's ``nbgrader autograde``'s."""
     from autograder import course
     released = released_gradebook(tmp_path)
-    outcomes = []
-    for stock in (False, True):
-        state = tmp_path / ("stock" if stock else "launcher")
+    outcomes = {}
+    for how in ("recorder", "launcher", "stock"):
+        state = tmp_path / how
         a_class(state, gradebook=released)
-        # the same cached grades for both: grading itself is not what is compared here
+        # the same cached grades for all: grading itself is not what is compared here
         if outcomes:
-            shutil.copytree(tmp_path / "launcher" / "grading-cache", state / "grading-cache")
+            shutil.copytree(tmp_path / "recorder" / "grading-cache", state / "grading-cache")
         else:
             batch.grade_many(sorted((state / "submitted").rglob("*.ipynb")), ASSIGNMENT,
                              grade.Options(), jobs=2, state=state / "grading-cache",
                              progress=False)
-        for command in (["autograde", ASSIGNMENT], ["generate_feedback", ASSIGNMENT],
+        if how == "recorder":
+            course.record(ASSIGNMENT, [p.name for p in (state / "submitted").iterdir()],
+                          grade.Options(), state)
+        else:
+            course.nbgrader("autograde", ASSIGNMENT, state=state, stock=how == "stock")
+        for command in (["generate_feedback", ASSIGNMENT],
                         ["export", f"--to={state / 'grades.csv'}"]):
-            course.nbgrader(*command, state=state, stock=stock)
+            course.nbgrader(*command, state=state, stock=how == "stock")
         feedback = {str(p.relative_to(state)): p.read_bytes()
                     for p in sorted((state / "feedback").rglob("*.html"))}
-        outcomes.append((gradebook_contents(state), feedback,
-                         (state / "grades.csv").read_text()))
-    (rows, notebooks), feedback, export = outcomes[0]
+        outcomes[how] = (gradebook_contents(state), feedback, (state / "grades.csv").read_text())
+    (rows, notebooks), feedback, export = outcomes["stock"]
     assert len(rows) == 4 and len(feedback) == 4 and export.count("\n") == 5
-    assert outcomes[0] == outcomes[1]
+    assert outcomes["recorder"] == outcomes["stock"]
+    assert outcomes["launcher"] == outcomes["stock"]
+    assert len(list((tmp_path / "recorder" / "recorded" / ASSIGNMENT).glob("*.json"))) == 4

@@ -1,0 +1,173 @@
+"""Recording grades in nbgrader's gradebook while the class is still being graded.
+
+``python -m autograder autograde`` grades every submission in parallel (the content cache keeps
+each result), and each result must then reach the gradebook the way ``nbgrader autograde`` puts
+it there: the autograded notebook with its outputs and feedback tables, the grades and comments,
+the submission's timestamp and late penalty, everything the formgrader, ``generate_feedback`` and
+``export`` read. That is nbgrader's own ``Autograde`` converter, with this course's grading step
+(:class:`autograder.nbgrader_plugin.HiddenSuiteGrading`), which finds every result in the cache.
+
+A :class:`Recorder` is one such nbgrader process for a whole command, started before grading:
+its imports and start overlap the grading, and it records each learner as soon as their result is
+known, one at a time (it is the gradebook's only writer). When grading ends, little is left to
+record. The process runs nbgrader's command line once (configuration, course folder, the
+launcher's savings of :mod:`autograder.nbgrader_launch`) and then its converter once per learner,
+exactly as ``nbgrader autograde ASSIGNMENT --student ID`` would.
+
+Crash-only, like the rest: a learner is marked as recorded (by the caller) only after the
+converter has returned for them. The process dies with the command that started it.
+
+Protocol (trusted: both ends are the grader): learner ids, one per line, on the process's stdin;
+one JSON reply per learner, ``{"student", "status": "recorded"|"failed", "locked", "log"}``, on
+a pipe of its own (nbgrader's logging owns stdout and stderr).
+"""
+import glob
+import json
+import logging
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from . import lifetime
+
+LOG_TAIL = 4000  # characters of nbgrader's log kept in a failed learner's reply
+NICENESS = 10    # grading (whose kernels have time limits) goes first; recording has none
+
+
+def _start():
+    """In the recording process before it runs: die with the command, yield to grading."""
+    lifetime.die_with_parent()
+    os.nice(NICENESS)
+
+
+class Recorder:
+    """One nbgrader process recording ``assignment`` for the learners it is given."""
+
+    def __init__(self, assignment, arguments=(), env=None, cwd=None):
+        self.assignment = assignment
+        self.log = tempfile.TemporaryFile(mode="w+", prefix="attention-recorder-")
+        replies_r, replies_w = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "autograder.recorder", str(replies_w), assignment, *arguments],
+            stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, text=True,
+            pass_fds=(replies_w,), env=env, cwd=cwd, preexec_fn=_start)
+        os.close(replies_w)
+        self.replies: queue.Queue = queue.Queue()
+        self.outstanding = 0
+        self.cpu_seconds = None  # the process's CPU time (user + system), once it has ended
+        self._reader = threading.Thread(target=self._read, args=(replies_r,), daemon=True)
+        self._reader.start()
+
+    def _read(self, fd):
+        with os.fdopen(fd, encoding="utf-8") as replies:
+            for line in replies:
+                self.replies.put(json.loads(line))
+        self.replies.put(None)  # the process has closed its end: it exited
+
+    def send(self, student):
+        """Ask for ``student`` to be recorded (returns at once)."""
+        assert "\n" not in student
+        self.process.stdin.write(student + "\n")
+        self.process.stdin.flush()
+        self.outstanding += 1
+
+    def reply(self):
+        """The next reply, waiting for it; a process that died says so."""
+        if self.outstanding == 0:
+            raise RuntimeError("no learner is waiting to be recorded")
+        reply = self.replies.get()
+        if reply is None:
+            self.replies.put(None)
+            raise RuntimeError(f"the recording process of {self.assignment} stopped "
+                               f"(exit {self.process.wait()}):\n{self.output()}")
+        self.outstanding -= 1
+        return reply
+
+    def output(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()[-LOG_TAIL:]
+
+    def close(self):
+        """End the process (after the replies still due, if it is alive)."""
+        try:
+            if self.process.stdin and not self.process.stdin.closed:
+                self.process.stdin.close()
+        except BrokenPipeError:
+            pass
+        deadline = time.monotonic() + 60
+        while self.process.returncode is None:
+            pid, status, usage = os.wait4(self.process.pid, os.WNOHANG)
+            if pid:
+                self.process.returncode = os.waitstatus_to_exitcode(status)
+                self.cpu_seconds = usage.ru_utime + usage.ru_stime
+            elif time.monotonic() > deadline:
+                self.process.kill()
+                deadline = float("inf")
+            else:
+                time.sleep(0.02)
+        self.log.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is not None and self.process.poll() is None:
+            self.process.kill()
+        self.close()
+
+
+# ------------------------------------------------------------------ the recording process
+
+class _Tail(logging.Handler):
+    """The log lines of the learner being recorded."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(self.format(record))
+
+
+def serve(replies_fd, argv):
+    """Run nbgrader's autograde command line once, then its converter for each learner read from
+    stdin, replying on ``replies_fd``."""
+    from . import nbgrader_launch
+    nbgrader_launch.prepare()
+    from nbgrader.apps.autogradeapp import AutogradeApp
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.converters.base import NbGraderException
+
+    app = AutogradeApp()
+    app.initialize(argv)
+    if len(app.extra_args) != 1:
+        raise SystemExit("usage: python -m autograder.recorder FD ASSIGNMENT [nbgrader options]")
+    app.coursedir.assignment_id = app.extra_args[0]
+    tail = _Tail()
+    tail.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
+    app.log.addHandler(tail)
+    with os.fdopen(replies_fd, "w", encoding="utf-8") as replies:
+        for line in sys.stdin:
+            student = line.rstrip("\n")
+            tail.lines = []
+            # the converter matches learners' folders with a glob: the id is one name, not a pattern
+            app.coursedir.student_id = glob.escape(student)
+            reply = {"student": student, "status": "recorded", "locked": False, "log": ""}
+            try:
+                Autograde(coursedir=app.coursedir, parent=app).start()
+            except NbGraderException:
+                log = "\n".join(tail.lines)
+                reply.update(status="failed", log=log[-LOG_TAIL:],
+                             locked="database is locked" in log)
+            replies.write(json.dumps(reply) + "\n")
+            replies.flush()
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]), sys.argv[2:])
