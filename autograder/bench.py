@@ -343,16 +343,18 @@ def stock_path(root, per_assignment):
     return {"count": len(paths), "seconds": time.perf_counter() - started}
 
 
-def recording_start(root):
-    """CPU seconds of a recording process that records nobody, for each assignment: what
-    recording costs before its first notebook (imports, nbgrader's configuration)."""
+def recording_start(root, repeats=3):
+    """CPU seconds of a recording process that records nobody, ``repeats`` times for each
+    assignment: what recording costs before its first notebook (imports, nbgrader's
+    configuration)."""
     from .recorder import Recorder
     state, _ = _fresh_state(root, 0)
     seconds = []
-    for assignment in assignments():
-        recorder = Recorder(assignment, cwd=reference.REPO, env=course.nbgrader_env(state))
-        recorder.close()
-        seconds.append(recorder.cpu_seconds)
+    for _ in range(repeats):
+        for assignment in assignments():
+            recorder = Recorder(assignment, cwd=reference.REPO, env=course.nbgrader_env(state))
+            recorder.close()
+            seconds.append(recorder.cpu_seconds)
     return seconds
 
 
