@@ -108,7 +108,7 @@ def main(argv=None):
         from .course import release
         return release(args.assignments or reference.assignments())
     if args.command == "autograde":
-        from .course import GradebookBusy, autograde
+        from .course import GradebookBusy, RecordingFailed, autograde
         from .formats import flag_lines
         from .grade import StateFull
         try:
@@ -119,6 +119,9 @@ def main(argv=None):
         except GradebookBusy as error:
             print(f"error: {error}", file=sys.stderr)
             return 4
+        except RecordingFailed as error:
+            print(f"error: recording in the gradebook failed: {error}", file=sys.stderr)
+            return 5
         print(f"graded {len(results)} submissions of {args.assignment}; see `nbgrader formgrader` "
               f"or `nbgrader export`")
         flagged = flag_lines(results)

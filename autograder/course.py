@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from . import lifetime, reference
+from .recorder import Recorder, RecorderStopped
 from .reference import REPO, solution_notebook
 from .state import cache_dir, course_root, site_config, state_dir  # noqa: F401  (this module's interface)
 
@@ -153,6 +154,11 @@ class GradebookBusy(RuntimeError):
     """The gradebook stayed locked by another program for longer than the wait allowed."""
 
 
+class RecordingFailed(RuntimeError):
+    """Some learners could not be recorded (nbgrader failed on them, or the recording process
+    stopped); everything graded is kept in the cache."""
+
+
 def record(assignment, students, options, state, lock_wait=LOCK_WAIT):
     """Record ``students``' cached results of ``assignment`` in the gradebook, now."""
     with Recording(assignment, students, options, state, lock_wait) as recording:
@@ -172,12 +178,12 @@ class Recording:
     until grading is done, then is waited for, up to ``lock_wait`` seconds, then named."""
 
     def __init__(self, assignment, students, options, state, lock_wait=LOCK_WAIT):
-        from .recorder import Recorder
         self.assignment, self.state, self.lock_wait = assignment, Path(state), lock_wait
         self.name = reference.release_notebook(assignment).stem
         self.marks = self.state / "recorded" / assignment
         self.pending = self._unrecorded(sorted(set(students)))
         self.sent, self.deferred, self.failures = set(), [], []
+        self.stopped = None  # why the recording process is gone, if it is
         self.recorder = None
         self.waited = 0.0  # seconds finish() took: what recording added after grading
         if self.pending:
@@ -201,16 +207,20 @@ class Recording:
         return pending
 
     def add(self, student):
-        """Record ``student`` (whose result is in the cache) as soon as the gradebook allows."""
-        if student not in self.pending or student in self.sent:
+        """Record ``student`` (whose result is in the cache) as soon as the gradebook allows.
+        Never raises for the recording's sake: grading goes on, :meth:`finish` reports."""
+        if student not in self.pending or student in self.sent or self.stopped:
             return
         self.sent.add(student)
         if self.deferred:  # the gradebook was found locked: the rest waits for the end
             self.deferred.append(student)
             return
-        self.recorder.send(student)
-        while not self.recorder.replies.empty() and self.recorder.outstanding:
-            self._take(self.recorder.reply())
+        try:
+            self.recorder.send(student)
+            while not self.recorder.replies.empty() and self.recorder.outstanding:
+                self._take(self.recorder.reply())
+        except RecorderStopped as stopped:
+            self.stopped = str(stopped)
 
     def _take(self, reply):
         student = reply["student"]
@@ -227,7 +237,8 @@ class Recording:
 
     def finish(self):
         """Return once every learner given is recorded; raise GradebookBusy if the gradebook
-        stays locked past the wait, RuntimeError naming the learners nbgrader failed on."""
+        stays locked past the wait, RecordingFailed naming the learners nbgrader failed on (or
+        the recording process's end)."""
         if self.recorder is None:
             return
         started = time.monotonic()
@@ -239,7 +250,13 @@ class Recording:
     def _finish(self):
         for student in self.pending:
             self.add(student)  # those grading did not report (none, normally)
-        self._drain()
+        try:
+            self._drain()
+        except RecorderStopped as stopped:
+            self.stopped = str(stopped)
+        if self.stopped:
+            raise RecordingFailed(f"{self.stopped}\nEvery grade is kept in the cache: run the "
+                                  f"same command again to record the rest.")
         deadline, pause = time.monotonic() + self.lock_wait, 0.5
         while self.deferred:
             wait_for_gradebook(self.state, deadline)
@@ -253,7 +270,7 @@ class Recording:
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
         if self.failures:
-            raise RuntimeError(f"nbgrader autograde {self.assignment} failed for "
+            raise RecordingFailed(f"nbgrader autograde {self.assignment} failed for "
                                + ", ".join(s for s, _ in self.failures) + ":\n"
                                + "\n".join(log for _, log in self.failures)[-4000:])
 

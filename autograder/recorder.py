@@ -45,6 +45,10 @@ def _start():
     os.nice(NICENESS)
 
 
+class RecorderStopped(RuntimeError):
+    """The recording process is gone (killed, or it failed outside any learner)."""
+
+
 class Recorder:
     """One nbgrader process recording ``assignment`` for the learners it is given."""
 
@@ -64,17 +68,27 @@ class Recorder:
         self._reader.start()
 
     def _read(self, fd):
-        with os.fdopen(fd, encoding="utf-8") as replies:
-            for line in replies:
-                self.replies.put(json.loads(line))
+        try:
+            with os.fdopen(fd, encoding="utf-8") as replies:
+                for line in replies:
+                    self.replies.put(json.loads(line))
+        except ValueError:
+            self.process.kill()  # not a reply of ours: stop it, and say so below
         self.replies.put(None)  # the process has closed its end: it exited
 
     def send(self, student):
         """Ask for ``student`` to be recorded (returns at once)."""
         assert "\n" not in student
-        self.process.stdin.write(student + "\n")
-        self.process.stdin.flush()
+        try:
+            self.process.stdin.write(student + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise self._stopped() from None
         self.outstanding += 1
+
+    def _stopped(self):
+        return RecorderStopped(f"the recording process of {self.assignment} stopped (exit "
+                               f"{self.process.wait()}); its last words:\n{self.output()}")
 
     def reply(self):
         """The next reply, waiting for it; a process that died says so."""
@@ -83,8 +97,7 @@ class Recorder:
         reply = self.replies.get()
         if reply is None:
             self.replies.put(None)
-            raise RuntimeError(f"the recording process of {self.assignment} stopped "
-                               f"(exit {self.process.wait()}):\n{self.output()}")
+            raise self._stopped()
         self.outstanding -= 1
         return reply
 

@@ -338,6 +338,38 @@ def test_a_locked_gradebook_is_waited_for_then_named(tmp_path):
     assert len(files) >= 4
 
 
+def test_a_killed_recording_process_stops_no_grading_and_the_rerun_records_the_rest(tmp_path):
+    """The recording process (one per command, beside the grading) dies during grading: every
+    submission is still graded and kept, the command says what happened and exits 5, and the
+    same command run again records everyone."""
+    state = tmp_path / "state"
+    a_class(state, gradebook=released_gradebook(tmp_path))
+    run = grader(["autograde", ASSIGNMENT, "--jobs", "1"], tmp_path, state)
+    deadline = time.monotonic() + 120
+    recorder = None
+    while recorder is None and time.monotonic() < deadline and run.poll() is None:
+        for pid in descendants(run.pid):
+            try:
+                if b"autograder.recorder" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    recorder = pid
+            except OSError:
+                continue
+        time.sleep(0.05)
+    assert recorder is not None, "no recording process was seen"
+    os.kill(recorder, signal.SIGKILL)
+    _, err = run.communicate(timeout=600)
+    assert run.returncode == 5, err
+    assert "recording process" in err and "run the same command again" in err, err
+    assert "Traceback" not in err
+    assert len(list((state / "grading-cache").glob("*.json"))) == 4  # grading went on
+    again = grader(["autograde", ASSIGNMENT, "--jobs", "1"], tmp_path, state)
+    _, err = again.communicate(timeout=600)
+    assert again.returncode == 0, err
+    rows, files = gradebook_contents(state)
+    assert [row[0] for row in rows] == [f"learner{n}" for n in range(1, 5)]
+    assert len(list((state / "recorded" / ASSIGNMENT).glob("*.json"))) == 4
+
+
 # ------------------------------------------------------------------ recording, fast and unchanged
 
 def test_the_course_records_exactly_what_stock_nbgrader_records(tmp_path):
