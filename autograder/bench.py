@@ -327,9 +327,9 @@ def recording_alone(state):
     with recording_costs(costs):
         for assignment in assignments():
             shutil.rmtree(Path(state) / "recorded" / assignment, ignore_errors=True)
-            students = [p.name for p in (Path(state) / "submitted").iterdir()
-                        if (p / assignment).is_dir()]
-            course.record(assignment, students, grade.Options(), state)
+            submitted, _ = course.submissions(assignment, state)
+            course.record(assignment, [p.parent.parent.name for p in submitted],
+                          grade.Options(), state)
     return {"seconds": time.perf_counter() - started, "cpu": sum(c["cpu"] for c in costs)}
 
 

@@ -138,12 +138,15 @@ def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, 
     submitted, notes = submissions(assignment, state, students)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    with Recording(assignment, [p.parent.parent.name for p in submitted], options, state,
+    def learner(path):  # submitted/<learner>/<assignment>/<notebook>
+        return Path(path).parent.parent.name
+
+    with Recording(assignment, [learner(p) for p in submitted], options, state,
                    lock_wait) as recording:
         results = batch.grade_many(submitted, assignment, options, jobs=jobs,
                                    state=cache_dir(state), progress=progress,
                                    root=state / "submitted",
-                                   on_result=lambda path, _: recording.add(Path(path).parent.parent.name))
+                                   on_result=lambda path, _: recording.add(learner(path)))
         recording.finish()
     return results
 
@@ -196,15 +199,20 @@ class Recording:
         pending = []
         for student in students:
             mark = self.marks / f"{student}.json"
-            folder = autograded_folder(self.state, student, self.assignment)
             if _read_mark(mark) == submission_stamp(self.state, student, self.assignment) and \
-                    (folder / f"{self.name}.ipynb").is_file():
+                    self._in_place(student):
                 continue
             mark.unlink(missing_ok=True)
+            folder = autograded_folder(self.state, student, self.assignment)
             if folder.exists():
                 shutil.rmtree(folder)
             pending.append(student)
         return pending
+
+    def _in_place(self, student):
+        """Whether ``student``'s autograded notebook is where nbgrader writes it."""
+        return (autograded_folder(self.state, student, self.assignment)
+                / f"{self.name}.ipynb").is_file()
 
     def add(self, student):
         """Record ``student`` (whose result is in the cache) as soon as the gradebook allows.
@@ -225,8 +233,7 @@ class Recording:
     def _take(self, reply):
         student = reply["student"]
         if reply["status"] == "recorded":
-            if (autograded_folder(self.state, student, self.assignment)
-                    / f"{self.name}.ipynb").is_file():
+            if self._in_place(student):
                 from .grade import keep
                 keep(self.marks / f"{student}.json",
                      json.dumps(submission_stamp(self.state, student, self.assignment)))

@@ -31,7 +31,6 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 from . import lifetime
 
