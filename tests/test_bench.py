@@ -145,7 +145,7 @@ def test_the_instructor_path_measures_its_recording(tmp_path):
     assert 0 < run["beside"] < run["seconds"]
     assert 0 <= run["waited"] < run["seconds"]
     alone = bench.recording_alone(run["state"])
-    assert 0 < alone["cpu"] and 0 < alone["seconds"] < run["seconds"]
+    assert alone["cpu"] > 0 and alone["seconds"] > 0  # a replay, timed: no order between walls
     assert len(list((run["state"] / "recorded").rglob("*.json"))) == 2
     starts = bench.recording_start(tmp_path, repeats=1)
     assert len(starts) == len(bench.assignments()) and all(s > 0 for s in starts)
