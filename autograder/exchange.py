@@ -27,6 +27,7 @@ beside ``submitted/`` for ``python -m autograder autograde`` to list. The copy
 files only and checks each one's owner on the open file, so a folder changed while it is copied
 can smuggle in neither a link nor another account's file.
 """
+import contextlib
 import datetime
 import errno
 import fnmatch
@@ -327,6 +328,8 @@ class SafeCollect(ExchangeCollect):
             copy_regular_tree(src, dest, skip, self.log, owners=self.owners.get(name))
         except (Refused, OSError) as refusal:  # changed between the check and the copy
             shutil.rmtree(dest, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.dirname(dest))  # the student's folder, if nothing else is there
             reason = (str(refusal) if isinstance(refusal, Refused) else
                       f"it could not be copied ({refusal.strerror})")
             self.refuse(name, os.path.basename(os.path.dirname(dest)), reason)
