@@ -195,6 +195,20 @@ def collect(state, exchange_root, *extra, check=True):
 
 
 @pytest.fixture
+def private_exchange(top):
+    """``(root, inbound)`` of an exchange only this account can enter, as ``make demo``'s."""
+    root = top / "exchange"
+    inbound_of(root).mkdir(parents=True)
+    root.chmod(0o700)
+    return root, inbound_of(root)
+
+
+def needs_root():
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another account needs root (CI runs as root)")
+
+
+@pytest.fixture
 def release(course_state, tmp_path):
     """The course's nbgrader state with the assignment generated (its gradebook knows it)."""
     course.nbgrader("generate_assignment", ASSIGNMENT, "--force",
@@ -204,17 +218,13 @@ def release(course_state, tmp_path):
 
 
 def test_a_private_exchange_counts_its_owners_folders_for_any_name_a_shared_one_does_not(
-        release, top):
+        release, private_exchange):
     """The demo's layout: one account, an exchange no other account can enter. Every folder there
     is that account's, and counts for the name it bears; a file of a third account does not.
     Opened to others (nbgrader's usual 2733 inbound under a folder others may pass), the same
     folders count for nobody who is not their owner, and each refusal says why."""
-    if os.geteuid() != 0:
-        pytest.skip("giving a file to another account needs root (CI runs as root)")
-    state, root = release, top / "exchange"
-    inbound = inbound_of(root)
-    inbound.mkdir(parents=True)
-    root.chmod(0o700)
+    needs_root()
+    state, (root, inbound) = release, private_exchange
     now = utcnow() - datetime.timedelta(minutes=5)
     plant(inbound, f"learner01+{ASSIGNMENT}+{stamp(now)}", base())
     plant(inbound, f"nobody+{ASSIGNMENT}+{stamp(now)}", base())      # an account's name
@@ -236,15 +246,12 @@ def test_a_private_exchange_counts_its_owners_folders_for_any_name_a_shared_one_
     assert {e["student"] for e in refused} == {"learner01", "learner02", "nobody"}
 
 
-def test_one_bad_folder_never_stops_collect(release, tmp_path):
+def test_one_bad_folder_never_stops_collect(release, private_exchange):
     """Names nbgrader's own collect crashes on (a timestamp its parser rejects, an overflowing
     year, a bare name) or would take as someone else's (a newline or a ``+`` in the id, a
     timestamp.txt that disagrees with the name, a date in the future): each is refused with a
     sentence, the honest learner is collected, the refusals are kept for autograde."""
-    state, root = release, tmp_path / "exchange"
-    inbound = inbound_of(root)
-    inbound.mkdir(parents=True)
-    root.chmod(0o700)
+    state, (root, inbound) = release, private_exchange
     now = utcnow() - datetime.timedelta(minutes=5)
     honest = plant(inbound, f"alice+{ASSIGNMENT}+{stamp(now - datetime.timedelta(hours=1))}",
                    base())
@@ -285,19 +292,16 @@ def test_one_bad_folder_never_stops_collect(release, tmp_path):
     assert (kept / "timestamp.txt").read_text() == honest.name.split("+")[2]
 
 
-def test_the_owner_is_checked_again_on_each_file_as_it_is_copied(release, top, monkeypatch):
+def test_the_owner_is_checked_again_on_each_file_as_it_is_copied(release, private_exchange,
+                                                                  monkeypatch):
     """A file swapped in after the check and before the copy (nbgrader leaves submission folders
     writable by all) is caught on the opened file itself: that submission is refused, and the
     rest of the class is collected."""
-    if os.geteuid() != 0:
-        pytest.skip("giving a file to another account needs root (CI runs as root)")
+    needs_root()
     from nbgrader.auth import Authenticator
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config import Config
-    state, root = release, top / "exchange"
-    inbound = inbound_of(root)
-    inbound.mkdir(parents=True)
-    root.chmod(0o700)
+    state, (root, inbound) = release, private_exchange
     now = utcnow() - datetime.timedelta(minutes=5)
     plant(inbound, f"alice+{ASSIGNMENT}+{stamp(now)}", base())
     swapped = plant(inbound, f"bob+{ASSIGNMENT}+{stamp(now)}", base())
@@ -650,6 +654,19 @@ def test_feedback_tables_of_honest_work_read_as_before():
     assert "<code>row_normalize</code>" in rendered and "<table>" in rendered
     assert "rows sum to one" in rendered and "the output of row_normalize with zero rows is nan" \
         in rendered and "2 / 2" in rendered
+
+
+def test_cleaning_keeps_markup_and_drops_what_could_act():
+    html = ('<p class="x" id="notebook" style="position:fixed" title="t">a <b>b</b></p>'
+            '<a href="https://example.org">ok</a><a href="data:text/html,x">no</a>'
+            '<img src="data:image/png;base64,AAAA" alt="i"><img src="https://tracker.example/p.png">'
+            '<details open><summary>s</summary>d</details><table><tr><td colspan="2">1</td></tr></table>')
+    cleaned = sanitize.clean_html(html)
+    assert '<p class="x" title="t">a <b>b</b></p>' in cleaned  # no id, no style
+    assert '<a href="https://example.org">ok</a>' in cleaned and "<a>no</a>" in cleaned
+    assert '<img src="data:image/png;base64,AAAA" alt="i">' in cleaned
+    assert "tracker" not in cleaned  # no image is fetched from elsewhere when a page opens
+    assert "<details open" in cleaned and '<td colspan="2">1</td>' in cleaned
 
 
 LIVE = """() => {
