@@ -206,10 +206,9 @@ class Recording:
         self.marks = self.state / "recorded" / assignment
         # a name that is not a valid id is never recorded: it is named at the end, the rest
         # of the class is recorded
-        self.refused = [identity.id_problem(s) for s in sorted(set(students), key=repr)
-                        if identity.id_problem(s)]
-        self.pending = self._unrecorded(sorted(s for s in set(students)
-                                               if not identity.id_problem(s)))
+        problems = {student: identity.id_problem(student) for student in set(students)}
+        self.refused = sorted(problem for problem in problems.values() if problem)
+        self.pending = self._unrecorded(sorted(s for s, problem in problems.items() if not problem))
         self.sent, self.deferred, self.failures = set(), [], []
         self.stopped = None  # why the recording process is gone, if it is
         self.recorder = None
