@@ -47,13 +47,15 @@ def markdown(assignment):
 
 
 def runs():
+    """(assignment, seed, setting): one execution of a solution notebook each."""
     for assignment in WITH_CLAIMS:
-        module = claims.load(assignment)
-        if not module.CLAIMS:
-            continue
-        seeds = claims.SEEDS if any(c.every_seed for c in module.CLAIMS) else claims.SEEDS[:1]
-        for seed in seeds:
-            yield pytest.param(assignment, seed, id=f"{assignment}-seed{seed}")
+        found = set()
+        for claim in claims.load(assignment).CLAIMS:
+            for seed in claims.SEEDS if claim.every_seed else claims.SEEDS[:1]:
+                found.add((seed, claim.setting))
+        for seed, setting in sorted(found):
+            name = f"{assignment}-seed{seed}" + (f"-{setting.split(' = ')[0]}" if setting else "")
+            yield pytest.param(assignment, seed, setting, id=name)
 
 
 # ---------------------------------------------------------------- the prose
@@ -75,7 +77,7 @@ NOT_PROSE = re.compile("|".join(f"(?:{pattern})" for pattern in [
     r"\$\$.*?\$\$", r"(?<![\\$])\$(?:\\\$|[^$])+?\$",
     r"```.*?```", r"`[^`]*`",
     r"<details>.*?</details>", r"<[^>]+>",
-    r"\([^()]*\b(?:1[89]|20)\d\d[a-z]?\b[^()]*\)",
+    r"\([^()]*\b(?:19\d\d|20[0-4]\d)[a-z]?\b[^()]*\)",
     r"\b(?:[Nn]otebooks?|[Ss]ections?|[Ss]teps?|[Pp]arts?|Questions?|Hints?|Fig(?:ure|\.)|Tables?|"
     r"Eq(?:uation|\.)|[Cc]hapters?)\s+\d+(?:\.\d+)*(?:\s*(?:,|and|or|to|-|–)\s*\d+)*",
     r"\b\d+(?:\.\d+)? points?\b",
@@ -120,8 +122,8 @@ RESULT = re.compile(
 
 def uncovered_numbers(text, quotes, given=()):
     """The result-like numbers of one markdown cell that no quote covers, each with its context.
-    ``given``: the numbers written in the code cell that follows, which the prose announces (a
-    setting, an input worked out by hand), not results."""
+    ``given``: the numbers written in the code cells just before and after, which the prose
+    announces or describes (a setting, an input worked out by hand), not results."""
     text = text.split("## Going further")[0]
     text = normal(re.sub(r"^#+ .*$", " ", text, flags=re.M))   # headings state nothing
     text = re.sub(r"\*\*Rubric.*", "", text)                   # points, not claims
@@ -146,7 +148,8 @@ def test_every_number_stated_as_a_result_is_a_claim_or_published(assignment):
     for index, cell in enumerate(cells):
         if cell["cell_type"] == "markdown":
             after = next((source(c) for c in cells[index + 1:] if c["cell_type"] == "code"), "")
-            found += uncovered_numbers(source(cell), quotes, literals(after))
+            before = next((source(c) for c in cells[:index][::-1] if c["cell_type"] == "code"), "")
+            found += uncovered_numbers(source(cell), quotes, literals(after) | literals(before))
     assert not found, (
         f"{assignment}: the prose states these numbers, but no claim in tests/claims/{assignment}.py "
         f"covers them (a Claim tied to the value the notebook computes, or a Published number with "
@@ -193,17 +196,26 @@ print({marker!r} + _json.dumps({{_e: _claim_value(_e) for _e in {expressions!r}}
 '''
 
 
-def executed_values(assignment, seed, expressions, monkeypatch):
-    """Run the solution notebook with ``SEED = seed`` in a fresh kernel; the value of each
-    expression in its namespace at the end (a float, or the error it raised, as text)."""
+def replace_line(notebook, line, new, what):
+    """Replace the one line of the notebook's code cells that matches ``line`` (a pattern)."""
+    found = [c for c in notebook.cells if c.cell_type == "code" and line.search(c.source)]
+    assert len(found) == 1, f"no single line {what} to replace"
+    found[0].source = line.sub(new, found[0].source)
+
+
+def executed_values(assignment, seed, setting, expressions, monkeypatch):
+    """Run the solution notebook with ``SEED = seed`` (and the ``setting`` line, if any) in a fresh
+    kernel; the value of each expression in its namespace at the end (a float, or the error it
+    raised, as text)."""
     import nbformat
     from nbclient import NotebookClient
     path = reference.solution_notebook(assignment)
     notebook = nbformat.read(path, as_version=4)
     if seed != 0:
-        seeded = [c for c in notebook.cells if c.cell_type == "code" and SEED_LINE.search(c.source)]
-        assert len(seeded) == 1, f"{assignment}: no single `SEED = 0` line to replace"
-        seeded[0].source = SEED_LINE.sub(f"SEED = {seed}", seeded[0].source)
+        replace_line(notebook, SEED_LINE, f"SEED = {seed}", "`SEED = 0`")
+    if setting:
+        name = claims.SETTING.fullmatch(setting).group(1)
+        replace_line(notebook, re.compile(rf"^{name} = .*$", re.M), setting, f"`{name} = ...`")
     notebook.cells.append(nbformat.v4.new_code_cell(
         READOUT.format(marker=MARKER, expressions=sorted(set(expressions)))))
     for name, value in KERNEL_ENV.items():
@@ -216,17 +228,18 @@ def executed_values(assignment, seed, expressions, monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("assignment, seed", list(runs()))
-def test_claims_hold(assignment, seed, monkeypatch):
-    entries = [c for c in claims.load(assignment).CLAIMS if seed == 0 or c.every_seed]
-    values = executed_values(assignment, seed, [c.value for c in entries], monkeypatch)
+@pytest.mark.parametrize("assignment, seed, setting", list(runs()))
+def test_claims_hold(assignment, seed, setting, monkeypatch):
+    entries = [c for c in claims.load(assignment).CLAIMS
+               if (seed == 0 or c.every_seed) and c.setting == setting]
+    values = executed_values(assignment, seed, setting, [c.value for c in entries], monkeypatch)
     wrong = []
     for claim in entries:
         value = values[claim.value]
         if isinstance(value, str) or not claim.holds(value):
             shown = value if isinstance(value, str) else f"{value:.4g}"
             wrong.append(f"{claim.quote!r}: {claim.value} = {shown}, should be {claim.bounds()}")
-    assert not wrong, f"{assignment} at SEED = {seed}:\n  " + "\n  ".join(wrong)
+    assert not wrong, f"{assignment} at SEED = {seed} {setting}:\n  " + "\n  ".join(wrong)
 
 
 def test_a_claim_needs_bounds_and_a_quote():

@@ -3,6 +3,7 @@ notebook teaches the way the curriculum says: layered hints that never give a fu
 predictions written down before each experiment, short written questions graded by hand, and a
 run time within budget."""
 import ast
+import functools
 import json
 import re
 
@@ -144,18 +145,62 @@ def hint_bodies(hints):
     return bodies
 
 
+def defined_names(code):
+    """Names a cell binds at its top level (assignments, definitions, imports)."""
+    names = set()
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def given_sources(assignment):
+    """The code a visible check runs after: the notebook's given code (locked and setup cells), the
+    reference answers, the imports of the checks, and the few experiment cells that define a name a
+    check reads (the toy model of notebook 07)."""
+    notebook = cells(reference.solution_notebook(assignment))
+    checks = [source(c) for c in notebook if nbgrader_meta(c).get("grade")
+              and not nbgrader_meta(c).get("solution") and c["cell_type"] == "code"]
+    read = {n.id for text in checks for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
+    read -= {name for text in checks for name in defined_names(text)}
+    found = []
+    for cell in notebook:
+        meta, text = nbgrader_meta(cell), source(cell)
+        if cell["cell_type"] != "code":
+            continue
+        if meta.get("grade") and not meta.get("solution"):
+            imports = [n for n in ast.parse(text).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+            found += [(ast.unparse(n), False) for n in imports]
+        elif meta.get("locked") or meta.get("solution") or "setup" in cell["metadata"].get("tags", []):
+            found.append((text, False))
+        elif defined_names(text) & read:
+            found.append((text, True))          # an experiment: best effort
+    return tuple(found)
+
+
 def given_code(assignment):
-    """The namespace a visible check runs in: the notebook's given code (locked and setup cells)
-    and the reference answers, without its experiments."""
+    """The namespace a visible check runs in (see ``given_sources``)."""
+    import contextlib
+    import io
+
     import matplotlib
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     namespace = {"__name__": "notebook"}
-    for cell in cells(reference.solution_notebook(assignment)):
-        meta = nbgrader_meta(cell)
-        given = meta.get("locked") or meta.get("solution") or "setup" in cell["metadata"].get(
-            "tags", [])
-        if cell["cell_type"] == "code" and given and not meta.get("grade"):
-            exec(compile(source(cell), "<given>", "exec"), namespace)
+    for text, experiment in given_sources(assignment):
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(text, "<given>", "exec"), namespace)
+        except Exception:
+            if not experiment:
+                raise
+        plt.close("all")
     return namespace
 
 
@@ -178,6 +223,11 @@ def works(assignment, name, definition, body):
         with contextlib.redirect_stdout(io.StringIO()), np.errstate(all="ignore"):
             exec(compile(check_cell, "<visible check>", "exec"),
                  catalogue.with_source(given_code(assignment), candidate))
+    except NameError as error:
+        read = {n.id for n in ast.walk(ast.parse(check_cell)) if isinstance(n, ast.Name)}
+        if error.name not in read:      # the body's own name (a blank, a variable of a snippet)
+            return False
+        # the check reads a name the notebook defines in an experiment: the hidden suite decides
     except Exception:
         return False
     namespace = catalogue.with_source(reference.namespace(assignment), candidate)
@@ -261,13 +311,13 @@ def filled_skeleton(text, solution):
 IDEAS = (ast.Call, ast.BinOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.comprehension, ast.Lambda)
 
 
-def operations(code):
+def operations(code, kinds=IDEAS):
     """The operation nodes of a piece of code (a unary minus on a number is a number)."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         tree = ast.parse(f"_[{code}]")          # an index such as `..., None`
-    return [node for node in ast.walk(tree) if isinstance(node, IDEAS)
+    return [node for node in ast.walk(tree) if isinstance(node, kinds)
             or (isinstance(node, ast.UnaryOp) and not isinstance(node.operand, ast.Constant))]
 
 
@@ -297,7 +347,8 @@ def test_every_skeleton_hides_an_operation_and_shows_one(assignment):
             f"({blanks}): at least one should hide the idea (the call, the product, the comparison)")
         given = "def given():\n" + "\n".join(" " * (4 + indent) + code.replace(BLANK, "_")
                                                for indent, code in code_lines(text))
-        assert operations(given), f"{name}: the skeleton is blanks only; give the learner its shape"
+        shown = operations(given, IDEAS + (ast.Subscript, ast.Attribute))
+        assert shown, f"{name}: the skeleton is blanks only; give the learner its shape"
 
 
 def test_filling_a_skeleton_takes_the_solutions_text():

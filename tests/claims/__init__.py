@@ -14,17 +14,20 @@
     ]
 
 ``tests/test_claims.py`` runs the solution notebook in a fresh kernel (once with its ``SEED = 0``
-line, and with seeds 1 to 4 when a claim has ``every_seed=True``), evaluates every ``value`` in the
-notebook's namespace and checks it against its bounds; checks that every ``quote`` appears in a
-markdown cell; and checks that every number the prose states is covered by a claim's quote, a
-published fact's quote, or a setting (see docs/authoring.md, "Claims").
+line, and with seeds 1 to 4 when a claim has ``every_seed=True``; once more with a ``setting`` line
+for claims about an optional run), evaluates every ``value`` in the notebook's namespace and checks
+it against its bounds; checks that every ``quote`` appears in a markdown cell; and checks that every
+number the prose states as a result is covered by a claim's or a published number's quote (see
+docs/authoring.md, "Claims").
 """
 import dataclasses
 import importlib.util
 import math
+import re
 from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
+SETTING = re.compile(r"([A-Z][A-Z0-9_]*) = (.+)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,18 +38,23 @@ class Claim:
     value: a Python expression over the namespace of the executed notebook; a number (or a bool).
     low, high: the bounds the value must lie in (inclusive) at ``SEED = 0``.
     every_seed: also at seeds 1 to 4 (every direction the text asserts: "beats", "falls", "below").
+    setting: for a claim about an optional run, the line that switches it on, such as
+        ``"LONGER_RUN = True"``: the notebook's line ``LONGER_RUN = ...`` is replaced by it.
     """
     quote: str
     value: str
     low: float = -math.inf
     high: float = math.inf
     every_seed: bool = False
+    setting: str = ""
 
     def __post_init__(self):
         if not self.quote.strip() or not self.value.strip():
             raise ValueError("a claim needs a quote and a value")
         if not (self.low <= self.high) or (math.isinf(self.low) and math.isinf(self.high)):
             raise ValueError(f"claim {self.quote!r}: give low and/or high, with low <= high")
+        if self.setting and not SETTING.fullmatch(self.setting):
+            raise ValueError(f"claim {self.quote!r}: a setting is one line NAME = value")
 
     def holds(self, value):
         return value is not None and not math.isnan(value) and self.low <= value <= self.high
