@@ -19,7 +19,7 @@ import pytest
 
 import claims
 from autograder import reference
-from support import ASSIGNMENTS
+from support import ASSIGNMENTS, cell_source as source, solution_cells as notebook_cells
 
 WITH_CLAIMS = [a for a in ASSIGNMENTS if claims.load(a) is not None]
 SEED_LINE = re.compile(r"^SEED = 0[ \t]*$", re.M)
@@ -27,15 +27,6 @@ MARKER = "CLAIM-VALUES "
 # Extra kernel settings: one BLAS thread (as `make bench` measures), figures drawn off-screen.
 KERNEL_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
               "MPLBACKEND": "agg"}
-
-
-def notebook_cells(assignment):
-    notebook = json.loads(reference.solution_notebook(assignment).read_text(encoding="utf-8"))
-    return notebook["cells"]
-
-
-def source(cell):
-    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
 def normal(text):

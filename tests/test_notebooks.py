@@ -12,7 +12,7 @@ import pytest
 
 from autograder import course, grade, reference
 from autograder.nbgrader_plugin import CHECK_PREFIX
-from support import ASSIGNMENTS, REPO
+from support import ASSIGNMENTS, REPO, cell_source as source
 
 MARKERS = re.compile(r"BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS|END HIDDEN TESTS")
 
@@ -113,10 +113,6 @@ FENCED = re.compile(r"```[a-z]*\n(.*?)```", re.S)
 INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 PREDICTION = "> ✍ **Your prediction**"
 BLANK = "____"
-
-
-def source(cell):
-    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
 def graded_functions(assignment):

@@ -5,7 +5,7 @@ CLAIMS = [
     # 1-5 · gradients
     Claim(quote="The printed ratio is hundreds of times or more", value="t_jac / t_vjp", low=100),
     Claim(quote="(16 MiB in float64, printed)", value="jacobian_mib", low=16, high=16),
-    Claim(quote="a missing constant factor of 4 gives $(4-1)/(4+1) = 0.6$ whatever the input",
+    Claim(quote="A missing constant factor of 4 gives $(4-1)/(4+1) = 0.6$ whatever the input",
           value="forgotten_divisor_error", low=0.599, high=0.601, every_seed=True),
     Claim(quote="A correct backward pass lands far below that", value="max(gradient_errors.values())",
           high=1e-4, every_seed=True),
