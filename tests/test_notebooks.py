@@ -1,7 +1,8 @@
 """notebooks/ is exactly what nbgrader generates from solutions/, both are clean, and every
-notebook teaches the way the curriculum says: layered hints that never give a function away,
-predictions written down before each experiment, short written questions graded by hand, and a
-run time within budget."""
+notebook teaches the way the curriculum says: layered hints that never give a function away, whose
+last is a skeleton cut from the solution with blanks where the idea is; predictions written down
+before each experiment; short written questions graded by hand. (Run times are measured by
+`make bench`; what the prose claims, by tests/test_claims.py.)"""
 import ast
 import functools
 import json
