@@ -78,8 +78,8 @@ def test_a_mistake_is_named_only_when_it_is_confirmed():
 
 
 def test_checks_name_the_case_whose_call_raised():
-    with pytest.raises(checks.CheckFailed, match=r"^Dot_score on a batch raised ValueError: "
-                                                  r"operands .*\. Add an axis\.$"):
+    with pytest.raises(checks.CheckFailed, match=r"^dot_score on a batch raised ValueError: "
+                                                  r"operands .*\(2,2\)\. Add an axis\.$"):
         with checks.case("dot_score on a batch", "Add an axis."):
             np.ones((2, 3, 2)) * np.ones((2, 2))
     with pytest.raises(checks.CheckFailed, match="^as it was$"):

@@ -45,7 +45,8 @@ def case(what, hint=""):
     except CheckFailed:
         raise
     except Exception as error:
-        raise CheckFailed(f"{what[:1].upper()}{what[1:]} raised {type(error).__name__}: {error}."
+        message = str(error).strip().rstrip(".")
+        raise CheckFailed(f"{what} raised {type(error).__name__}: {message}."
                           + (f" {hint}" if hint else "")) from error
 
 
