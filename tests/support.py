@@ -16,6 +16,16 @@ REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = reference.assignments()
 
 
+def solution_cells(assignment):
+    """The cells of an assignment's solution notebook."""
+    return json.loads(reference.solution_notebook(assignment).read_text(encoding="utf-8"))["cells"]
+
+
+def cell_source(cell):
+    """A cell's text (notebooks store it as one string or as a list of lines)."""
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
 @pytest.fixture
 def course_state(tmp_path, monkeypatch):
     """A private .course/ (gradebook, exchange, submissions) for one test."""

@@ -77,6 +77,26 @@ def test_a_mistake_is_named_only_when_it_is_confirmed():
     assert "This is what you get" not in str(caught.value)
 
 
+def test_checks_name_the_case_whose_call_raised():
+    with pytest.raises(checks.CheckFailed, match=r"^dot_score on a batch raised ValueError: "
+                                                  r"operands .*\(2,2\)\. Add an axis\.$"):
+        with checks.case("dot_score on a batch", "Add an axis."):
+            np.ones((2, 3, 2)) * np.ones((2, 2))
+    with pytest.raises(checks.CheckFailed, match="^as it was$"):
+        with checks.case("anything"):
+            checks.fail("as it was")
+
+
+def test_attention_heatmap_says_when_its_labels_do_not_fit_the_map():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    with pytest.raises(ValueError, match=r"8 labels for the keys \(columns\) of a map of shape "
+                                         r"\(9, 16\)"):
+        plots.attention_heatmap(np.zeros((9, 16)), keys=list("abcdefgh"))
+    plt.close("all")
+
+
 def test_attention_heatmap_draws_labels_and_annotations():
     import matplotlib
     matplotlib.use("Agg")
@@ -182,6 +202,28 @@ def test_self_check_names_sections_and_explains_errors_in_words():
                         "'undefined_name' is not defined")
     assert notes[1].startswith("the written answer under 'Question 1' is still empty")
     assert not any(word in " ".join(notes) for word in ("cell 2", "NameError", "AssertionError"))
+
+
+def test_self_check_counts_failures_that_follow_a_failing_check_in_one_note():
+    import nbformat
+    from helpers import selfcheck as self_checker
+    figure_error = nbformat.v4.new_output(
+        "error", ename="ValueError", traceback=[],
+        evalue="The number of FixedLocator locations (16), usually from a call to set_ticks, does "
+               "not match the number of labels (8).")
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## Step 4 · Every step at once"),
+        nbformat.v4.new_code_cell("check", metadata={"nbgrader": {
+            "grade": True, "solution": False, "grade_id": "check_align", "points": 8}},
+            outputs=[nbformat.v4.new_output("error", ename="CheckFailed", traceback=[],
+                                            evalue="The shape of the weights should be (2, 3)")]),
+        nbformat.v4.new_code_cell("heatmap", outputs=[figure_error]),
+        nbformat.v4.new_code_cell("links", outputs=[figure_error]),
+    ])
+    rows, notes = self_checker.verdicts(notebook)
+    assert rows == [("align", False, "The shape of the weights should be (2, 3)")]
+    assert notes == ["2 later cells (experiments, figures) failed too, most likely because of a "
+                     "function whose visible check fails above: fix that first"]
 
 
 def test_self_check_says_what_to_do_with_a_broken_file(tmp_path):

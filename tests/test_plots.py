@@ -27,3 +27,11 @@ def test_heatmap_grid_annotates_the_small_maps_unless_told_otherwise():
     assert [len(ax.texts) for ax in fig.axes] == [64, 0, 32]
     silent = plots.heatmap_grid(maps[:1], annotate=False, colorbar=False)
     assert all(len(ax.texts) == 0 for ax in silent.axes)
+
+
+def test_curves_shade_a_band_in_the_colour_of_its_series():
+    ax = plots.curves([1, 2, 3], {"median": [0.2, 0.5, 0.9], "other": [0.1, 0.1, 0.1]}, "x", "y",
+                      bands={"median": ([0.1, 0.3, 0.8], [0.3, 0.7, 1.0])})
+    assert len(ax.collections) == 1
+    band, line = ax.collections[0], ax.lines[0]
+    assert np.allclose(band.get_facecolor()[0][:3], matplotlib.colors.to_rgb(line.get_color()))

@@ -1,12 +1,11 @@
 """Checks specific to 02-scoring: its helper module and the teaching conventions of its notebook."""
-import json
 import re
 
 import numpy as np
 import pytest
 
-from autograder import reference
 from helpers import scoring
+from support import cell_source as source, solution_cells as cells
 
 ASSIGNMENT = "02-scoring"
 pytestmark = pytest.mark.parametrize("assignment", [ASSIGNMENT])
@@ -15,15 +14,6 @@ pytestmark = pytest.mark.parametrize("assignment", [ASSIGNMENT])
 def softmax_rows(scores):
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
-
-
-def cells(assignment):
-    notebook = json.loads(reference.solution_notebook(assignment).read_text(encoding="utf-8"))
-    return notebook["cells"]
-
-
-def source(cell):
-    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
 def test_toy_translation_is_deterministic_and_aligned(assignment):

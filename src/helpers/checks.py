@@ -13,9 +13,11 @@ candidate on other inputs (it has a ``confirm(description)`` method, see
 if it matches on a second input too, because a correct but fragile implementation can coincide
 with a mistake on one special input (all keys masked, huge logits) and must not be told it made it.
 """
+import contextlib
+
 import numpy as np
 
-__all__ = ["CheckFailed", "fail", "check", "expect_shape", "expect_finite", "expect_close",
+__all__ = ["CheckFailed", "fail", "check", "case", "expect_shape", "expect_finite", "expect_close",
            "expect_dtype", "expect_sums_to_one", "name_mistake", "describe_difference", "passed"]
 
 
@@ -31,6 +33,21 @@ def check(condition, message):
     """Fail with ``message`` unless ``condition`` holds."""
     if not condition:
         raise CheckFailed(message)
+
+
+@contextlib.contextmanager
+def case(what, hint=""):
+    """Name the case a check is trying: an error the learner's code raises inside the block fails
+    the check with a sentence that says which case it was (``what``) and, when given, what usually
+    causes it (``hint``), followed by the error itself."""
+    try:
+        yield
+    except CheckFailed:
+        raise
+    except Exception as error:
+        message = str(error).strip().rstrip(".")
+        raise CheckFailed(f"{what} raised {type(error).__name__}: {message}."
+                          + (f" {hint}" if hint else "")) from error
 
 
 def expect_shape(array, shape, what):

@@ -35,6 +35,11 @@ def attention_heatmap(weights, keys=None, queries=None, ax=None, title=None, ann
     if weights.ndim != 2:
         raise ValueError(f"attention_heatmap draws one 2-D map; got shape {weights.shape}")
     n_q, n_k = weights.shape
+    for labels, count, side in [(keys, n_k, "keys (columns)"), (queries, n_q, "queries (rows)")]:
+        if labels is not None and len(labels) != count:
+            raise ValueError(f"attention_heatmap got {len(labels)} labels for the {side} of a map "
+                             f"of shape {weights.shape}: are these weights the ones meant, and not "
+                             f"transposed?")
     if ax is None:
         _, ax = plt.subplots(figsize=(1.0 + 0.55 * n_k, 0.8 + 0.45 * n_q) if n_k <= 16 else (6, 5))
     image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=vmax, aspect="auto")
@@ -96,16 +101,21 @@ def _per_map(labels, index, count):
 
 
 def curves(x, series, xlabel, ylabel, title=None, ax=None, logx=False, logy=False, marker="o",
-           reference=None, legend_loc="best"):
+           reference=None, legend_loc="best", bands=None):
     """Line plot of several named series against ``x`` (a dict name -> values).
 
-    ``reference`` draws labelled horizontal lines (name -> y), e.g. chance level.
+    ``reference`` draws labelled horizontal lines (name -> y), e.g. chance level. ``bands`` shades,
+    in a series' colour, the range between two curves (name -> (low, high)), e.g. the spread of many
+    random draws around their median.
     """
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 3.5))
     for name, values in series.items():
-        ax.plot(x, values, marker=marker, label=name)
+        line, = ax.plot(x, values, marker=marker, label=name)
+        if bands and name in bands:
+            low, high = bands[name]
+            ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     for name, y in (reference or {}).items():
         ax.axhline(y, color="grey", linestyle="--", linewidth=1)
         ax.annotate(name, (ax.get_xlim()[0], y), textcoords="offset points", xytext=(4, 3),

@@ -90,8 +90,12 @@ def empty_answers(notebook):
 
 def verdicts(notebook):
     """[(function, passed, message)] for every graded function's visible check, and notes: cells
-    that failed elsewhere (named by their section) and written answers left empty."""
+    that failed elsewhere (named by their section) and written answers left empty. An experiment
+    that fails after a visible check has failed is most likely that function's doing: such cells
+    are counted in one note, not explained one by one (their errors, a figure's tick labels or a
+    shape deep inside numpy, would only distract from the check that says what is wrong)."""
     rows, notes = [], []
+    consequences = 0
     cells = notebook.cells
     for index, cell in enumerate(cells):
         meta = cell.metadata.get("nbgrader", {})
@@ -109,10 +113,16 @@ def verdicts(notebook):
                 rows.append((name, False, explain(errors[0].ename, errors[0].evalue)))
             else:
                 rows.append((name, True, "visible checks pass"))
+        elif errors and not meta.get("solution") and any(not passed for _, passed, _ in rows):
+            consequences += 1
         elif errors:
             where = (f"the cell that defines `{meta['grade_id']}`" if meta.get("solution")
                      else f"a cell in '{_heading(cells, index)}'")
             notes.append(f"{where} failed: {explain(errors[0].ename, errors[0].evalue)}")
+    if consequences:
+        notes.append(f"{consequences} later cell{'s' if consequences > 1 else ''} (experiments, "
+                     f"figures) failed too, most likely because of a function whose visible check "
+                     f"fails above: fix that first")
     return rows, notes
 
 

@@ -1,0 +1,251 @@
+"""A notebook claims only what it computes.
+
+For every assignment with a ``tests/claims/<id>.py`` (see ``tests/claims/__init__.py`` and
+docs/authoring.md, "Claims"):
+
+- each claim's quote is in the solution notebook's prose, word for word;
+- every number the prose presents as a result (a percentage, a decimal, a factor, a duration, a
+  size in bytes, "about N") is covered by a claim's quote or by a published number with its source;
+- the solution notebook, run top to bottom in a fresh kernel, computes each claim's value within its
+  bounds at ``SEED = 0``, and the directions (``every_seed=True``) at seeds 1 to 4 as well: the test
+  replaces the notebook's one ``SEED = 0`` line, from which every generator of its experiments
+  derives.
+"""
+import json
+import math
+import re
+
+import pytest
+
+import claims
+from autograder import reference
+from support import ASSIGNMENTS, cell_source as source, solution_cells as notebook_cells
+
+WITH_CLAIMS = [a for a in ASSIGNMENTS if claims.load(a) is not None]
+SEED_LINE = re.compile(r"^SEED = 0[ \t]*$", re.M)
+MARKER = "CLAIM-VALUES "
+# Extra kernel settings: one BLAS thread (as `make bench` measures), figures drawn off-screen.
+KERNEL_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "MPLBACKEND": "agg"}
+
+
+def normal(text):
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def markdown(assignment):
+    return [normal(source(c)) for c in notebook_cells(assignment) if c["cell_type"] == "markdown"]
+
+
+def runs():
+    """(assignment, seed, setting): one execution of a solution notebook each."""
+    for assignment in WITH_CLAIMS:
+        found = set()
+        for claim in claims.load(assignment).CLAIMS:
+            for seed in claims.SEEDS if claim.every_seed else claims.SEEDS[:1]:
+                found.add((seed, claim.setting))
+        for seed, setting in sorted(found):
+            name = f"{assignment}-seed{seed}" + (f"-{setting.split(' = ')[0]}" if setting else "")
+            yield pytest.param(assignment, seed, setting, id=name)
+
+
+# ---------------------------------------------------------------- the prose
+
+@pytest.mark.parametrize("assignment", WITH_CLAIMS)
+def test_every_quote_is_in_the_prose(assignment):
+    cells = markdown(assignment)
+    module = claims.load(assignment)
+    missing = [entry.quote for entry in module.CLAIMS + module.PUBLISHED
+               if not any(normal(entry.quote) in cell for cell in cells)]
+    assert not missing, (f"{assignment}: these quotes are not in any markdown cell of the solution "
+                         f"notebook (word for word, up to whitespace): {missing}")
+
+
+# What the coverage rule leaves out: equations, code, hints, HTML, citations with their year,
+# references to notebooks, sections, figures, tables, questions, hints and points, and the
+# "Going further" list. Questions (sentences ending in "?") are left out too: they state nothing.
+NOT_PROSE = re.compile("|".join(f"(?:{pattern})" for pattern in [
+    r"\$\$.*?\$\$", r"(?<![\\$])\$(?:\\\$|[^$])+?\$",
+    r"```.*?```", r"`[^`]*`",
+    r"<details>.*?</details>", r"<[^>]+>",
+    r"\([^()]*\b(?:19\d\d|20[0-4]\d)[a-z]?\b[^()]*\)",
+    r"\b(?:[Nn]otebooks?|[Ss]ections?|[Ss]teps?|[Pp]arts?|Questions?|Hints?|Fig(?:ure|\.)|Tables?|"
+    r"Eq(?:uation|\.)|[Cc]hapters?)\s+\d+(?:\.\d+)*(?:\s*(?:,|and|or|to|-|–)\s*\d+)*",
+    r"\b\d+(?:\.\d+)? points?\b",
+]), re.S)
+
+
+def number(text):
+    """The value of the first number written in ``text``."""
+    return float(re.search(r"\d+(?:,\d{3})*(?:\.\d+)?", text).group(0).replace(",", ""))
+
+
+def literals(code):
+    """The values of the number literals of a piece of Python."""
+    import io
+    import tokenize
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return set()
+    found = set()
+    for token in tokens:
+        if token.type == tokenize.NUMBER:
+            try:
+                found.add(float(token.string.replace("_", "")))
+            except ValueError:
+                pass
+    return found
+
+
+def questions(text):
+    """The spans of the sentences of ``text`` that end in a question mark."""
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", text)]
+    return [(max([0] + [e for e in ends if e <= q.start()]), q.end()) for q in re.finditer(r"\?", text)]
+# A number presented as a result: a percentage, a decimal, a factor, a duration, a size in bytes,
+# or any number after "about", "roughly", "nearly", "almost", "around", "~" or "≈".
+RESULT = re.compile(
+    r"(?:(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?\s*(?:%|×(?!\s*\d)|x\b(?!\s*\d)|times\b|-fold|s\b|ms\b|µs\b|seconds?\b|"
+    r"minutes?\b|[KMG]i?B\b))"
+    r"|(?:(?<![\w.,])\d+\.\d+)"
+    r"|(?:(?:\b(?:about|roughly|nearly|almost|around)|[~≈])\s+\d+(?:[.,]\d+)*)")
+
+
+def uncovered_numbers(text, quotes, given=()):
+    """The result-like numbers of one markdown cell that no quote covers, each with its context.
+    ``given``: the numbers written in the code cells just before and after, which the prose
+    announces or describes (a setting, an input worked out by hand), not results."""
+    text = text.split("## Going further")[0]
+    text = normal(re.sub(r"^#+ .*$", " ", text, flags=re.M))   # headings state nothing
+    text = re.sub(r"\*\*Rubric.*", "", text)                   # points, not claims
+    skipped = [m.span() for m in NOT_PROSE.finditer(text)] + questions(text)
+    covered = [(m.start(), m.start() + len(q)) for q in quotes for m in re.finditer(re.escape(q), text)]
+    found = []
+    for match in RESULT.finditer(text):
+        start, end = match.span()
+        if any(a <= start < b for a, b in skipped) or number(match.group(0)) in given:
+            continue
+        if not any(a <= start and end <= b for a, b in covered):
+            found.append(f"{match.group(0)!r} in ...{text[max(0, start - 60):end + 40]}...")
+    return found
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_number_stated_as_a_result_is_a_claim_or_published(assignment):
+    module = claims.load(assignment)
+    quotes = [normal(e.quote) for e in (module.CLAIMS + module.PUBLISHED if module else [])]
+    cells = notebook_cells(assignment)
+    found = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown":
+            after = next((source(c) for c in cells[index + 1:] if c["cell_type"] == "code"), "")
+            before = next((source(c) for c in cells[:index][::-1] if c["cell_type"] == "code"), "")
+            found += uncovered_numbers(source(cell), quotes, literals(after) | literals(before))
+    assert not found, (
+        f"{assignment}: the prose states these numbers, but no claim in tests/claims/{assignment}.py "
+        f"covers them (a Claim tied to the value the notebook computes, or a Published number with "
+        f"its source):\n  " + "\n  ".join(found))
+
+
+# ---------------------------------------------------------------- the seed
+
+def experiment_cells(assignment):
+    """Ordinary code cells: neither answers, nor checks, nor locked given code."""
+    for cell in notebook_cells(assignment):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "code" and not (meta.get("solution") or meta.get("grade")
+                                               or meta.get("locked")):
+            yield source(cell)
+
+
+@pytest.mark.parametrize("assignment", WITH_CLAIMS)
+def test_experiments_derive_every_generator_from_one_seed(assignment):
+    cells = list(experiment_cells(assignment))
+    seed_lines = sum(len(SEED_LINE.findall(text)) for text in cells)
+    module = claims.load(assignment)
+    if any(c.every_seed for c in module.CLAIMS):
+        assert seed_lines == 1, (f"{assignment}: claims hold at every seed, so the notebook needs "
+                                 f"exactly one line `SEED = 0` in an ordinary code cell "
+                                 f"(found {seed_lines})")
+    if seed_lines:
+        fixed = [m.group(0) for text in cells
+                 for m in re.finditer(r"default_rng\(\s*(?:\d+\s*)?\)", text)]
+        assert not fixed, (f"{assignment}: experiments must derive their generators from SEED "
+                           f"(np.random.default_rng(SEED + k)), not {fixed}")
+
+
+# ---------------------------------------------------------------- the numbers
+
+READOUT = '''
+import json as _json
+def _claim_value(_expression):
+    try:
+        return float(eval(_expression))
+    except Exception as _error:
+        return f"{{type(_error).__name__}}: {{_error}}"
+print({marker!r} + _json.dumps({{_e: _claim_value(_e) for _e in {expressions!r}}}))
+'''
+
+
+def replace_line(notebook, line, new, what):
+    """Replace the one line of the notebook's code cells that matches ``line`` (a pattern)."""
+    found = [c for c in notebook.cells if c.cell_type == "code" and line.search(c.source)]
+    assert len(found) == 1, f"no single line {what} to replace"
+    found[0].source = line.sub(new, found[0].source)
+
+
+def executed_values(assignment, seed, setting, expressions, monkeypatch):
+    """Run the solution notebook with ``SEED = seed`` (and the ``setting`` line, if any) in a fresh
+    kernel; the value of each expression in its namespace at the end (a float, or the error it
+    raised, as text)."""
+    import nbformat
+    from nbclient import NotebookClient
+    path = reference.solution_notebook(assignment)
+    notebook = nbformat.read(path, as_version=4)
+    if seed != 0:
+        replace_line(notebook, SEED_LINE, f"SEED = {seed}", "`SEED = 0`")
+    if setting:
+        name = claims.SETTING.fullmatch(setting).group(1)
+        replace_line(notebook, re.compile(rf"^{name} = .*$", re.M), setting, f"`{name} = ...`")
+    notebook.cells.append(nbformat.v4.new_code_cell(
+        READOUT.format(marker=MARKER, expressions=sorted(set(expressions)))))
+    for name, value in KERNEL_ENV.items():
+        monkeypatch.setenv(name, value)
+    NotebookClient(notebook, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    printed = "".join(o.get("text", "") for o in notebook.cells[-1].outputs if o.output_type == "stream")
+    line = next(line for line in printed.splitlines() if line.startswith(MARKER))
+    return json.loads(line[len(MARKER):])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment, seed, setting", list(runs()))
+def test_claims_hold(assignment, seed, setting, monkeypatch):
+    entries = [c for c in claims.load(assignment).CLAIMS
+               if (seed == 0 or c.every_seed) and c.setting == setting]
+    values = executed_values(assignment, seed, setting, [c.value for c in entries], monkeypatch)
+    wrong = []
+    for claim in entries:
+        value = values[claim.value]
+        if isinstance(value, str) or not claim.holds(value):
+            shown = value if isinstance(value, str) else f"{value:.4g}"
+            wrong.append(f"{claim.quote!r}: {claim.value} = {shown}, should be {claim.bounds()}")
+    assert not wrong, f"{assignment} at SEED = {seed} {setting}:\n  " + "\n  ".join(wrong)
+
+
+def test_a_claim_needs_bounds_and_a_quote():
+    with pytest.raises(ValueError):
+        claims.Claim(quote="about 90%", value="x")
+    with pytest.raises(ValueError):
+        claims.Claim(quote="about 90%", value="x", low=1, high=0)
+    assert claims.Claim(quote="q", value="x", low=0.5).holds(0.7)
+    assert not claims.Claim(quote="q", value="x", low=0.5).holds(math.nan)
+
+
+def test_uncovered_numbers_finds_results_and_skips_citations_and_equations():
+    text = ("It reaches about 90% in 3.2 s, 17 times faster (Bahdanau et al., 2015, Table 1). "
+            "In notebook 04, $d_k = 64$ and `0.5`; see section 7. Is it 40% or 0.5?\n## Going further\n12%")
+    found = uncovered_numbers(text, [])
+    assert [f.split(" in ")[0] for f in found] == ["'about 90'", "'3.2 s'", "'17 times'"]
+    assert uncovered_numbers(text, ["reaches about 90% in 3.2 s, 17 times faster"]) == []
+    assert len(uncovered_numbers(text, [], given={90.0, 3.2})) == 1
