@@ -17,7 +17,8 @@ The kit, one of each, so that no suite writes its own:
   input in place and printed nothing; ``hint`` and ``copy_hint`` say what usually causes each, for
   the function at hand.
 - :func:`softmax`: the trusted softmax expected values are computed with (float64, masks, rows with
-  nothing to attend to give zeros).
+  nothing to attend to give zeros); :func:`central_differences`: the trusted numerical gradient
+  expected gradients are computed with.
 
 Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission)`` (from
 ``autograder.catalogue``) to :func:`expect_close`. A catalogued mistake is then named only when the
@@ -194,6 +195,23 @@ def softmax(z, axis=-1, mask=None):
     e = np.exp(z - top)
     total = e.sum(axis=axis, keepdims=True)
     return e / np.where(total > 0, total, 1.0)
+
+
+def central_differences(f, x, eps=1e-6):
+    """The trusted numerical gradient suites compute expected gradients with: central
+    differences (f(x + eps e_i) - f(x - eps e_i)) / (2 eps) of a scalar function f, entry by entry,
+    in float64, on a copy of x."""
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = f(x)
+        x[i] = old - eps
+        down = f(x)
+        x[i] = old
+        grad[i] = (up - down) / (2 * eps)
+    return grad
 
 
 # ------------------------------------------------------------------ checks

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from autograder.catalogue import mistakes, mutants
-from autograder.testing import (SubmissionError, Unsupported, as_array, as_float, check,
-                                expect_clean_call, expect_close, expect_shape, fail, points, softmax,
-                                suite_function)
+from autograder.testing import (SubmissionError, Unsupported, as_array, as_float,
+                                central_differences, check, expect_clean_call, expect_close,
+                                expect_shape, fail, points, softmax, suite_function)
 
 ASSIGNMENT = "08-learning-to-attend"
 
@@ -42,20 +42,6 @@ def true_backward(Q, K, V, d_output, softmax_backward=true_softmax_backward):
     _, weights = true_forward(Q, K, V)
     d_scores = softmax_backward(weights, d_output @ swap(V)) / np.sqrt(Q.shape[-1])
     return d_scores @ K, swap(d_scores) @ Q, swap(weights) @ d_output
-
-
-def central_differences(f, x, eps):
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + eps
-        up = f(x)
-        x[i] = old - eps
-        down = f(x)
-        x[i] = old
-        grad[i] = (up - down) / (2 * eps)
-    return grad
 
 
 def qkv(seed, T_q, T_k, d_k, d_v, lead=(), scale=1.0, dtype=np.float64):
