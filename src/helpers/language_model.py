@@ -183,7 +183,7 @@ def sample(model, rng, n, max_length=40):
     """
     inputs = np.full((n, 1), START_ID)
     done = np.zeros(n, dtype=bool)
-    for _ in range(max_length + 1):
+    for _ in range(max_length + 1):                    # max_length words, then the end token
         logits = np.array(model(prefix_batch(inputs))[:, -1], dtype=float)
         logits[:, [PAD_ID, START_ID]] = -np.inf         # never written
         # the Gumbel-max trick: argmax(logits + Gumbel noise) is a draw from softmax(logits)
@@ -193,7 +193,7 @@ def sample(model, rng, n, max_length=40):
         inputs = np.concatenate([inputs, token[:, None]], axis=1)
         if done.all():
             break
-    return [[VOCAB[i] for i in row[1:] if i not in (PAD_ID, END_ID)] for row in inputs]
+    return [[VOCAB[i] for i in row[1:max_length + 1] if i not in (PAD_ID, END_ID)] for row in inputs]
 
 
 def grammatical(sentences):
