@@ -126,6 +126,8 @@ def test_splits_are_disjoint_and_split_as_promised(assignment, splits):
     assert set(depths) == set(lm.TRAIN_DEPTHS) and min(np.bincount(depths)) > len(depths) / 8
     again = lm.make_splits(np.random.default_rng(3), n_train=400, n_heldout=60, n_test=40)
     assert again["train"] == splits["train"] and again["deeper"] == splits["deeper"]
+    tests_only = lm.make_splits(np.random.default_rng(3), n_train=0, n_heldout=0, n_test=5)
+    assert tests_only["train"] == tests_only["heldout"] == [] and len(tests_only["test"][3, "same"]) == 5
 
 
 def test_rules_agree_with_their_noun(assignment, splits):
