@@ -125,13 +125,15 @@ def _sentences(rng, n, depths, attractors, exclude):
     ``exclude`` (which then holds theirs too)."""
     found = []
     for _ in range(200 * n):
+        if len(found) == n:
+            break
         sentence = grammar.nested_sentence(rng, int(rng.choice(depths)), attractors=attractors)
         if str(sentence) not in exclude:
             exclude.add(str(sentence))
             found.append(sentence)
-            if len(found) == n:
-                return found
-    raise ValueError(f"could not find {n} new sentences of depth {depths} ({attractors})")
+    if len(found) < n:
+        raise ValueError(f"could not find {n} new sentences of depth {depths} ({attractors})")
+    return found
 
 
 def make_splits(rng, n_train=3000, n_heldout=300, n_test=200):
@@ -139,8 +141,10 @@ def make_splits(rng, n_train=3000, n_heldout=300, n_test=200):
 
     Returns a dict:
 
-    - ``"train"``: ``n_train`` sentences, each nesting 0 to ``MAX_DEPTH`` modifiers deep (the
-      depth drawn uniformly), attractors of either number;
+    - ``"train"``: ``n_train`` sentences, each nesting 0 to ``MAX_DEPTH`` modifiers deep,
+      attractors of either number. Each draw takes its depth uniformly, but a sentence drawn
+      again is drawn anew, so short sentences are rarer than that: only 720 sentences without a
+      modifier exist, and at the defaults about one training sentence in nine has none;
     - ``"heldout"``: ``n_heldout`` sentences drawn the same way, never seen in training;
     - ``"test"``: a dict ``(attractor count, kind) -> n_test sentences``: count 0 with kind
       ``"none"``, counts 1 to ``MAX_DEPTH`` with kind ``"same"`` (every attractor has the
@@ -183,7 +187,7 @@ def sample(model, rng, n, max_length=40):
     """
     inputs = np.full((n, 1), START_ID)
     done = np.zeros(n, dtype=bool)
-    for _ in range(max_length + 1):
+    for _ in range(max_length + 1):                    # max_length words, then the end token
         logits = np.array(model(prefix_batch(inputs))[:, -1], dtype=float)
         logits[:, [PAD_ID, START_ID]] = -np.inf         # never written
         # the Gumbel-max trick: argmax(logits + Gumbel noise) is a draw from softmax(logits)
@@ -193,7 +197,7 @@ def sample(model, rng, n, max_length=40):
         inputs = np.concatenate([inputs, token[:, None]], axis=1)
         if done.all():
             break
-    return [[VOCAB[i] for i in row[1:] if i not in (PAD_ID, END_ID)] for row in inputs]
+    return [[VOCAB[i] for i in row[1:max_length + 1] if i not in (PAD_ID, END_ID)] for row in inputs]
 
 
 def grammatical(sentences):
