@@ -19,6 +19,8 @@ The kit, one of each, so that no suite writes its own:
 - :func:`softmax`: the trusted softmax expected values are computed with (float64, masks, rows with
   nothing to attend to give zeros); :func:`central_differences`: the trusted numerical gradient
   expected gradients are computed with.
+- :func:`expect_plain_cache`: the cache of a learner's forward pass can be handed back to their
+  backward pass.
 
 Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission)`` (from
 ``autograder.catalogue``) to :func:`expect_close`. A catalogued mistake is then named only when the
@@ -243,6 +245,32 @@ def _name_broken_result(array, expected, what, mistakes):
             check_broken()
         except Feedback as error:
             fail(f"{error} This is what you get when you {hint}.")
+
+
+def _unsupported_part(value, path="cache"):
+    """Where in a value something that cannot cross the wire sits, and what it was (or None)."""
+    if isinstance(value, Unsupported):
+        return path, value.type_name
+    parts = enumerate(value) if isinstance(value, (tuple, list)) else \
+        ((repr(k), v) for k, v in value.items()) if isinstance(value, dict) else ()
+    for key, item in parts:
+        found = _unsupported_part(item, f"{path}[{key}]")
+        if found:
+            return found
+    return None
+
+
+def expect_plain_cache(cache, forward, backward):
+    """The cache a learner's ``forward`` returned is plain data that the grader can hand back,
+    unchanged, to their ``backward``: tuples, lists and str-keyed dicts of arrays and numbers."""
+    found = _unsupported_part(cache)
+    if found:
+        path, type_name = found
+        extra = (" (a dict whose keys are not all strings?)" if type_name == "dict" else "")
+        fail(f"the cache returned by {forward} contains an object of type {type_name}{extra} at "
+             f"{path}. The grader passes your cache back to {backward}, so it must be plain "
+             f"data: a tuple, list or dict (with string keys) of numpy arrays and numbers. "
+             f"Functions, closures and objects of your own classes cannot make the trip.")
 
 
 WARNING_HINT = "An overflow in exp usually means the maximum was not subtracted first."
