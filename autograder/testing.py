@@ -20,7 +20,8 @@ The kit, one of each, so that no suite writes its own:
   nothing to attend to give zeros); :func:`central_differences`: the trusted numerical gradient
   expected gradients are computed with.
 - :func:`expect_plain_cache`: the cache of a learner's forward pass can be handed back to their
-  backward pass.
+  backward pass; :func:`forward_for_backward` runs the forward pass a backward pass is tested
+  through, and says which of the two to fix when it fails.
 
 Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission)`` (from
 ``autograder.catalogue``) to :func:`expect_close`. A catalogued mistake is then named only when the
@@ -161,6 +162,26 @@ def call(submission, name, *args, hint=None, **kwargs):
         if extra:
             raise error.with_hint(extra) from None
         raise
+
+
+def forward_for_backward(submission, forward, backward, run, d_output):
+    """The learner's forward pass, run by ``run()``, to test their ``backward`` through its cache.
+
+    When the forward pass cannot run, the feedback says so, unless ``backward`` itself is missing
+    or not implemented yet, which is then the news that matters."""
+    try:
+        return run()
+    except SubmissionError as forward_error:
+        try:
+            getattr(submission, backward)(d_output, ())
+        except SubmissionError as backward_error:
+            if backward_error.kind in ("missing", "not-implemented"):
+                raise
+        except Exception:
+            pass
+        raise forward_error.reworded(
+            f"{backward} is tested through the cache of your {forward}, which could not run: "
+            f"{forward_error}") from None
 
 
 def suite_function(source, **params):

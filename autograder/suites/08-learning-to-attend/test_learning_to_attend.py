@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from autograder.catalogue import mistakes, mutants
-from autograder.testing import (SubmissionError, as_array, as_float, central_differences, check,
-                                expect_clean_call, expect_close, expect_plain_cache, expect_shape,
-                                fail, points, softmax, suite_function)
+from autograder.testing import (as_array, as_float, central_differences, check, expect_clean_call,
+                                expect_close, expect_plain_cache, expect_shape, fail,
+                                forward_for_backward, points, softmax, suite_function)
 
 ASSIGNMENT = "08-learning-to-attend"
 
@@ -311,27 +311,15 @@ def test_attention_forward_clean(submission):
 
 # ---------------------------------------------------------------- attention_backward
 
-def forward_for_backward(submission, Q, K, V, d_output):
-    """The learner's forward pass, run to test their backward pass. When it cannot run, say so,
-    unless attention_backward itself is missing or unimplemented, which is the news that matters."""
-    try:
-        return forward_output(submission, Q, K, V)
-    except SubmissionError as forward_error:
-        try:
-            submission.attention_backward(d_output, ())
-        except SubmissionError as backward_error:
-            if backward_error.kind in ("missing", "not-implemented"):
-                raise
-        except Exception:
-            pass
-        raise forward_error.reworded(
-            f"attention_backward is tested through the cache of your attention_forward, which "
-            f"could not run: {forward_error}") from None
+def forward_of(submission, Q, K, V, d_output):
+    """The learner's (output, cache) of attention_forward, run to test attention_backward."""
+    return forward_for_backward(submission, "attention_forward", "attention_backward",
+                                lambda: forward_output(submission, Q, K, V), d_output)
 
 
 def learner_gradients(submission, Q, K, V, d_output, forward_tolerance=None):
     """Run the learner's forward pass, hand its cache back to their backward pass unchanged."""
-    output, cache = forward_for_backward(submission, Q, K, V, d_output)
+    output, cache = forward_of(submission, Q, K, V, d_output)
     expect_plain_cache(cache, "attention_forward", "attention_backward")
     expected = true_forward(Q, K, V)[0]
     output = as_array(output, "the output of attention_forward")
@@ -462,7 +450,7 @@ def test_attention_backward_key_gradients_sum_to_zero(submission):
 def test_attention_backward_uses_only_its_cache(submission):
     """uses only its cache: another forward pass in between changes nothing"""
     Q, K, V, d_output = qkv(280, 3, 4, 5, 2)
-    _, first_cache = forward_for_backward(submission, Q, K, V, d_output)
+    _, first_cache = forward_of(submission, Q, K, V, d_output)
     expect_plain_cache(first_cache, "attention_forward", "attention_backward")
     forward_output(submission, *qkv(281, 3, 4, 5, 2)[:3])
     late = submission.attention_backward(d_output, first_cache)
