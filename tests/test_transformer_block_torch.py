@@ -10,8 +10,6 @@ Conventions bridged here (as in tests/test_multi_head_torch.py):
   the transposed matrices, and its gradients come back transposed;
 - ``nn.MultiheadAttention``'s boolean ``attn_mask`` means True = may NOT attend: it gets ``~mask``.
 """
-import importlib.util
-
 import numpy as np
 import pytest
 
@@ -20,7 +18,7 @@ torch = pytest.importorskip(
                     "it (the course itself does not)")
 
 from autograder import reference  # noqa: E402
-from support import REPO  # noqa: E402
+from support import suite_module  # noqa: E402
 
 ASSIGNMENT = "11-transformer-block"
 TOL = dict(rtol=1e-6, atol=1e-6)
@@ -41,15 +39,7 @@ def t64(array, grad=False):
 
 def random_params(seed, d_model, d_ff):
     """The hidden suite's own random block parameters (scores large enough to matter)."""
-    return suite_module().block_params(seed, d_model, d_ff)
-
-
-def suite_module():
-    path = REPO / "autograder" / "suites" / ASSIGNMENT / "test_transformer_block.py"
-    spec = importlib.util.spec_from_file_location("suite_11_transformer_block", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return suite_module(ASSIGNMENT).block_params(seed, d_model, d_ff)
 
 
 class TorchBlock(torch.nn.Module):
