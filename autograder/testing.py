@@ -17,7 +17,11 @@ The kit, one of each, so that no suite writes its own:
   input in place and printed nothing; ``hint`` and ``copy_hint`` say what usually causes each, for
   the function at hand.
 - :func:`softmax`: the trusted softmax expected values are computed with (float64, masks, rows with
-  nothing to attend to give zeros).
+  nothing to attend to give zeros); :func:`central_differences`: the trusted numerical gradient
+  expected gradients are computed with.
+- :func:`expect_plain_cache`: the cache of a learner's forward pass can be handed back to their
+  backward pass; :func:`forward_for_backward` runs the forward pass a backward pass is tested
+  through, and says which of the two to fix when it fails.
 
 Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission)`` (from
 ``autograder.catalogue``) to :func:`expect_close`. A catalogued mistake is then named only when the
@@ -160,6 +164,26 @@ def call(submission, name, *args, hint=None, **kwargs):
         raise
 
 
+def forward_for_backward(submission, forward, backward, run, d_output):
+    """The learner's forward pass, run by ``run()``, to test their ``backward`` through its cache.
+
+    When the forward pass cannot run, the feedback says so, unless ``backward`` itself is missing
+    or not implemented yet, which is then the news that matters."""
+    try:
+        return run()
+    except SubmissionError as forward_error:
+        try:
+            getattr(submission, backward)(d_output, ())
+        except SubmissionError as backward_error:
+            if backward_error.kind in ("missing", "not-implemented"):
+                raise
+        except Exception:
+            pass
+        raise forward_error.reworded(
+            f"{backward} is tested through the cache of your {forward}, which could not run: "
+            f"{forward_error}") from None
+
+
 def suite_function(source, **params):
     """A function the suite writes, twice: the wire marker the learner's function is given
     (``Lambda(source)``, or a ``Partial`` of it binding ``params``) and the same function as a
@@ -196,6 +220,23 @@ def softmax(z, axis=-1, mask=None):
     return e / np.where(total > 0, total, 1.0)
 
 
+def central_differences(f, x, eps=1e-6):
+    """The trusted numerical gradient suites compute expected gradients with: central
+    differences (f(x + eps e_i) - f(x - eps e_i)) / (2 eps) of a scalar function f, entry by entry,
+    in float64, on a copy of x."""
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = f(x)
+        x[i] = old - eps
+        down = f(x)
+        x[i] = old
+        grad[i] = (up - down) / (2 * eps)
+    return grad
+
+
 # ------------------------------------------------------------------ checks
 
 def expect_close(actual, expected, what, rtol=1e-6, atol=1e-8, mistakes=None):
@@ -225,6 +266,32 @@ def _name_broken_result(array, expected, what, mistakes):
             check_broken()
         except Feedback as error:
             fail(f"{error} This is what you get when you {hint}.")
+
+
+def _unsupported_part(value, path="cache"):
+    """Where in a value something that cannot cross the wire sits, and what it was (or None)."""
+    if isinstance(value, Unsupported):
+        return path, value.type_name
+    parts = enumerate(value) if isinstance(value, (tuple, list)) else \
+        ((repr(k), v) for k, v in value.items()) if isinstance(value, dict) else ()
+    for key, item in parts:
+        found = _unsupported_part(item, f"{path}[{key}]")
+        if found:
+            return found
+    return None
+
+
+def expect_plain_cache(cache, forward, backward):
+    """The cache a learner's ``forward`` returned is plain data that the grader can hand back,
+    unchanged, to their ``backward``: tuples, lists and str-keyed dicts of arrays and numbers."""
+    found = _unsupported_part(cache)
+    if found:
+        path, type_name = found
+        extra = (" (a dict whose keys are not all strings?)" if type_name == "dict" else "")
+        fail(f"the cache returned by {forward} contains an object of type {type_name}{extra} at "
+             f"{path}. The grader passes your cache back to {backward}, so it must be plain "
+             f"data: a tuple, list or dict (with string keys) of numpy arrays and numbers. "
+             f"Functions, closures and objects of your own classes cannot make the trip.")
 
 
 WARNING_HINT = "An overflow in exp usually means the maximum was not subtracted first."

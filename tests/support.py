@@ -26,6 +26,17 @@ def cell_source(cell):
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
+def suite_module(assignment):
+    """An assignment's hidden suite, imported as a module (for the project's tests of its trusted
+    helpers)."""
+    import importlib.util
+    path = next((REPO / "autograder" / "suites" / assignment).glob("test_*.py"))
+    spec = importlib.util.spec_from_file_location(f"suite_{assignment.replace('-', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture
 def course_state(tmp_path, monkeypatch):
     """A private .course/ (gradebook, exchange, submissions) for one test."""

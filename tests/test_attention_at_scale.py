@@ -6,7 +6,6 @@ The hidden suite judges "never holds the full (T_q, T_k) matrix" with the notebo
 below the threshold and the naive function far above it, and that the notebook's visible check and
 the hidden suite use the same threshold.
 """
-import importlib.util
 import json
 import math
 import tracemalloc
@@ -16,7 +15,7 @@ import numpy as np
 import pytest
 
 from autograder import reference
-from support import REPO
+from support import REPO, suite_module
 
 matplotlib.use("Agg")
 
@@ -24,12 +23,6 @@ ASSIGNMENT = "09-attention-at-scale"
 ID = [ASSIGNMENT]  # test ids carry the assignment, so `-k 09-attention-at-scale` selects them
 
 
-def suite_module():
-    path = REPO / "autograder" / "suites" / ASSIGNMENT / "test_attention_at_scale.py"
-    spec = importlib.util.spec_from_file_location("suite_09_attention_at_scale", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def brute_force_attention(Q, K, V, mask):
@@ -53,7 +46,7 @@ def brute_force_attention(Q, K, V, mask):
 
 @pytest.mark.parametrize("assignment", ID)
 def test_trusted_references_match_the_definition(assignment):
-    suite = suite_module()
+    suite = suite_module(ASSIGNMENT)
     rng = np.random.default_rng(0)
     Q, K, V = rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 6, 3)), rng.normal(size=(2, 6, 2))
     mask = rng.random((2, 4, 6)) < 0.5
@@ -119,7 +112,7 @@ def test_run_time_is_a_median_per_call(assignment):
 @pytest.mark.parametrize("assignment", ID)
 def test_memory_threshold_has_margins(assignment):
     """The reference sits far below the hidden threshold and naive attention far above it."""
-    suite = suite_module()
+    suite = suite_module(ASSIGNMENT)
     ns = reference.namespace(assignment)
     for masked in (False, True):
         Q, K, V, mask = suite.memory_problem(masked)

@@ -5,31 +5,24 @@ worked out by hand. These tests make sure that simulation and those formulas are
 the notebook's visible check quotes the same numbers as the suite.
 """
 import ast
-import importlib.util
 import json
 
 import numpy as np
 import pytest
 
 from autograder import reference
-from support import REPO
+from support import suite_module
 
 ASSIGNMENT = "04-scaling"
 ID = [ASSIGNMENT]  # test ids carry the assignment, so `-k 04-scaling` selects them
 
 
-def suite_module():
-    path = REPO / "autograder" / "suites" / ASSIGNMENT / "test_scaling.py"
-    spec = importlib.util.spec_from_file_location("suite_04_scaling", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("assignment", ID)
 def test_trusted_sweep_simulation_matches_brute_force(assignment):
     """The suite draws |q| from a chi-square instead of drawing q and K; both must agree."""
-    suite = suite_module()
+    suite = suite_module(ASSIGNMENT)
     d_ks, n_keys, n = [1, 8, 128], 6, 20_000
     rng = np.random.default_rng(0)
     for scaled in (True, False):
@@ -66,7 +59,7 @@ def test_visible_check_quotes_the_suite_numbers(assignment):
     tree = ast.parse("".join(cell["source"]))
     table = next(ast.literal_eval(node.value) for node in ast.walk(tree)
                  if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "table")
-    suite = suite_module()
+    suite = suite_module(ASSIGNMENT)
     expected = {flag: suite.expected_sweep([1, 64], 10, flag, n=400_000) for flag in (True, False)}
     for key, flag, d_k, value, slack in table:
         mean, spread = expected[flag]

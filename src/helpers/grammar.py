@@ -23,8 +23,9 @@ Every word of a sentence becomes a vector of ``D_MODEL`` named features (:data:`
 The depth feature is given, not learned: it is the structural information a trained model has to
 build for itself in its lower layers, handed over here so that one attention layer can use it.
 
-Use :func:`generate_sentences` for data, :func:`embed` for the matrix ``X`` of a sentence,
-:func:`verb_weights` and :func:`score_weights` to see how a pair ``(W_q, W_k)`` does.
+Use :func:`generate_sentences` for data (:func:`nested_sentence` for exactly k attractors),
+:func:`embed` for the matrix ``X`` of a sentence, :func:`verb_weights` and :func:`score_weights`
+to see how a pair ``(W_q, W_k)`` does.
 """
 import dataclasses
 import functools
@@ -180,6 +181,24 @@ def make_sentence(rng, nouns=NOUNS, max_depth=2, p_modifier=0.5, attractors="any
     """
     if not 1 <= max_depth <= MAX_DEPTH:
         raise ValueError(f"max_depth must be between 1 and {MAX_DEPTH}, got {max_depth}")
+    return _sentence(rng, nouns, max_depth, p_modifier, attractors)
+
+
+def nested_sentence(rng, depth, nouns=NOUNS, attractors="any"):
+    """One random sentence whose subject carries a chain of exactly ``depth`` nested modifiers.
+
+    Each modifier holds one noun, so the sentence has exactly ``depth`` attractors; ``depth=0``
+    gives a sentence without any (*the cat was hungry*). Any ``depth >= 0`` is allowed, deeper
+    than :data:`MAX_DEPTH` too (:func:`embed` then clips the depth feature at ``MAX_DEPTH``).
+    rng, nouns and attractors as in :func:`make_sentence`.
+    """
+    if depth < 0:
+        raise ValueError(f"depth must be 0 or more, got {depth}")
+    return _sentence(rng, nouns, depth, 1.0, attractors)
+
+
+def _sentence(rng, nouns, max_depth, p_modifier, attractors):
+    """A sentence whose subject gets a modifier when max_depth >= 1 (the rest as make_sentence)."""
     if attractors not in ("any", "same", "opposite"):
         raise ValueError(f"attractors must be 'any', 'same' or 'opposite', got {attractors!r}")
     number = ("singular", "plural")[int(rng.integers(2))]
@@ -195,6 +214,92 @@ def make_sentence(rng, nouns=NOUNS, max_depth=2, p_modifier=0.5, attractors="any
 def generate_sentences(rng, n, nouns=NOUNS, max_depth=2, p_modifier=0.5, attractors="any"):
     """A list of ``n`` sentences from :func:`make_sentence` (same arguments)."""
     return [make_sentence(rng, nouns, max_depth, p_modifier, attractors) for _ in range(n)]
+
+
+# ---------------------------------------------------------------- reading a sentence back
+
+_NOUN_NUMBER = {word: number for pair in NOUNS for word, number in zip(pair, ("singular", "plural"))}
+_MAIN_VERB = {word: (number, after) for forms, after in MAIN_VERBS
+              for word, number in zip(forms, ("singular", "plural"))}
+
+
+class _Parser:
+    """Recursive descent over the grammar of :func:`make_sentence`. A modifier always belongs to
+    the noun right before it, so one word of lookahead decides every step."""
+
+    def __init__(self, words):
+        self.words, self.i = list(words), 0
+        self.pos, self.depth, self.number = [], [], []
+
+    def peek(self):
+        return self.words[self.i] if self.i < len(self.words) else None
+
+    def take(self, allowed, pos, depth, number=""):
+        word = self.peek()
+        if word is None or word not in allowed:
+            raise ValueError
+        self.pos.append(pos)
+        self.depth.append(depth)
+        self.number.append(number or (_NOUN_NUMBER.get(word, "") if pos == "noun" else ""))
+        self.i += 1
+        return self.i - 1
+
+    def noun_phrase(self, depth):
+        self.take(("the",), "det", depth)
+        if self.peek() in ADJECTIVES:
+            self.take(ADJECTIVES, "adj", depth)
+        head = self.take(_NOUN_NUMBER, "noun", depth)
+        if self.peek() in PREPOSITIONS:
+            self.take(PREPOSITIONS, "prep", depth + 1)
+            self.noun_phrase(depth + 1)
+        elif self.peek() == "that":
+            self.take(("that",), "rel", depth + 1)
+            if self.peek() in CLAUSE_VERBS:
+                self.take(CLAUSE_VERBS, "verb", depth + 1)
+                self.noun_phrase(depth + 1)
+            else:
+                self.noun_phrase(depth + 1)
+                self.take(CLAUSE_VERBS, "verb", depth + 1)
+        return head
+
+    def sentence(self):
+        subject = self.noun_phrase(0)
+        number = self.number[subject]
+        verb = self.take([w for w, (n, _) in _MAIN_VERB.items() if n == number], "verb", 0, number)
+        after = _MAIN_VERB[self.words[verb]][1]
+        if self.peek() is not None:
+            self.take(after, "adj", 0)
+        if self.peek() is not None:
+            raise ValueError
+        return Sentence(tuple(self.words), tuple(self.pos), tuple(self.depth), tuple(self.number),
+                        subject, verb)
+
+
+def parse(words):
+    """The :class:`Sentence` of a list of words (or a string) if the grammar generates it, at any
+    depth of nesting and with any number of modifiers on the subject (none included); None if it
+    does not, for instance when the main verb disagrees with its subject or a clause is left open.
+    """
+    if isinstance(words, str):
+        words = words.split()
+    try:
+        return _Parser(words).sentence()
+    except (ValueError, IndexError):
+        return None
+
+
+def prefix_depths(words):
+    """The nesting depth of each word of a sentence being written, as far as the grammar can tell
+    from the words so far: for the start of a sentence the grammar generates, the depths that
+    sentence will have. From the first word that does not fit the grammar on, every word gets the
+    depth of the last word that did (0 if none did). Returns a list as long as ``words``."""
+    parser = _Parser(words)
+    try:
+        parser.sentence()
+    except (ValueError, IndexError):
+        pass
+    depths = parser.depth[: len(parser.words)]
+    return depths + [depths[-1] if depths else 0] * (len(parser.words) - len(depths))
 
 
 def example_sentence():

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from autograder.catalogue import mistakes, mutants
-from autograder.testing import (SubmissionError, Unsupported, as_array, as_float, check,
-                                expect_clean_call, expect_close, expect_shape, fail, points, softmax,
-                                suite_function)
+from autograder.testing import (as_array, as_float, central_differences, check, expect_clean_call,
+                                expect_close, expect_plain_cache, expect_shape, fail,
+                                forward_for_backward, points, softmax, suite_function)
 
 ASSIGNMENT = "08-learning-to-attend"
 
@@ -42,20 +42,6 @@ def true_backward(Q, K, V, d_output, softmax_backward=true_softmax_backward):
     _, weights = true_forward(Q, K, V)
     d_scores = softmax_backward(weights, d_output @ swap(V)) / np.sqrt(Q.shape[-1])
     return d_scores @ K, swap(d_scores) @ Q, swap(weights) @ d_output
-
-
-def central_differences(f, x, eps):
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + eps
-        up = f(x)
-        x[i] = old - eps
-        down = f(x)
-        x[i] = old
-        grad[i] = (up - down) / (2 * eps)
-    return grad
 
 
 def qkv(seed, T_q, T_k, d_k, d_v, lead=(), scale=1.0, dtype=np.float64):
@@ -240,34 +226,6 @@ def test_softmax_backward_clean(submission):
 
 # ---------------------------------------------------------------- attention_forward
 
-def find_unsupported(value, path="cache"):
-    """Where in the cache something that cannot cross the wire sits, and what it was."""
-    if isinstance(value, Unsupported):
-        return path, value.type_name
-    if isinstance(value, (tuple, list)):
-        for i, item in enumerate(value):
-            found = find_unsupported(item, f"{path}[{i}]")
-            if found:
-                return found
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = find_unsupported(item, f"{path}[{key!r}]")
-            if found:
-                return found
-    return None
-
-
-def expect_plain_cache(cache):
-    found = find_unsupported(cache)
-    if found:
-        path, type_name = found
-        extra = (" (a dict whose keys are not all strings?)" if type_name == "dict" else "")
-        fail(f"the cache returned by attention_forward contains an object of type {type_name}"
-             f"{extra} at {path}. The grader passes your cache back to attention_backward, so it "
-             f"must be plain data: a tuple, list or dict (with string keys) of numpy arrays and "
-             f"numbers. Functions, closures and objects of your own classes cannot make the trip.")
-
-
 def forward_output(submission, Q, K, V):
     result = submission.attention_forward(Q, K, V)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -340,7 +298,7 @@ def test_attention_forward_cache_is_plain_data(submission):
     """the cache is plain data (arrays and numbers in a tuple, list or dict) the grader can pass back"""
     Q, K, V, _ = qkv(160, 3, 4, 2, 2)
     _, cache = forward_output(submission, Q, K, V)
-    expect_plain_cache(cache)
+    expect_plain_cache(cache, "attention_forward", "attention_backward")
 
 
 @points(1, "attention_forward")
@@ -353,28 +311,16 @@ def test_attention_forward_clean(submission):
 
 # ---------------------------------------------------------------- attention_backward
 
-def forward_for_backward(submission, Q, K, V, d_output):
-    """The learner's forward pass, run to test their backward pass. When it cannot run, say so,
-    unless attention_backward itself is missing or unimplemented, which is the news that matters."""
-    try:
-        return forward_output(submission, Q, K, V)
-    except SubmissionError as forward_error:
-        try:
-            submission.attention_backward(d_output, ())
-        except SubmissionError as backward_error:
-            if backward_error.kind in ("missing", "not-implemented"):
-                raise
-        except Exception:
-            pass
-        raise forward_error.reworded(
-            f"attention_backward is tested through the cache of your attention_forward, which "
-            f"could not run: {forward_error}") from None
+def forward_of(submission, Q, K, V, d_output):
+    """The learner's (output, cache) of attention_forward, run to test attention_backward."""
+    return forward_for_backward(submission, "attention_forward", "attention_backward",
+                                lambda: forward_output(submission, Q, K, V), d_output)
 
 
 def learner_gradients(submission, Q, K, V, d_output, forward_tolerance=None):
     """Run the learner's forward pass, hand its cache back to their backward pass unchanged."""
-    output, cache = forward_for_backward(submission, Q, K, V, d_output)
-    expect_plain_cache(cache)
+    output, cache = forward_of(submission, Q, K, V, d_output)
+    expect_plain_cache(cache, "attention_forward", "attention_backward")
     expected = true_forward(Q, K, V)[0]
     output = as_array(output, "the output of attention_forward")
     tolerance = forward_tolerance or {"rtol": 1e-6, "atol": 1e-8}
@@ -504,8 +450,8 @@ def test_attention_backward_key_gradients_sum_to_zero(submission):
 def test_attention_backward_uses_only_its_cache(submission):
     """uses only its cache: another forward pass in between changes nothing"""
     Q, K, V, d_output = qkv(280, 3, 4, 5, 2)
-    _, first_cache = forward_for_backward(submission, Q, K, V, d_output)
-    expect_plain_cache(first_cache)
+    _, first_cache = forward_of(submission, Q, K, V, d_output)
+    expect_plain_cache(first_cache, "attention_forward", "attention_backward")
     forward_output(submission, *qkv(281, 3, 4, 5, 2)[:3])
     late = submission.attention_backward(d_output, first_cache)
     if not isinstance(late, (tuple, list)) or len(late) != 3:
