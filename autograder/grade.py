@@ -13,7 +13,6 @@ import os
 import time
 from pathlib import Path
 
-from . import flags as source_flags
 from .assignment import Assignment
 from .result import Result
 from . import notebook as nbio
@@ -214,7 +213,10 @@ def grade_notebook(path: str | Path, assignment: str | None = None, options: Opt
     errors, executed, problem, flags = [], None, None, []
     try:
         raw = nbio.read_regular(path, root=root)
-        submitted = nbio.parse(raw)
+        # Parsed and flagged in a child process bounded in memory and time (never here).
+        submitted, flags = nbio.read_submission(raw, max(1.0, min(
+            3 * nbio.READ_CPU_SECONDS, options.budget - (time.monotonic() - started))))
+        del raw
         released = nbio.load(reference.release_notebook(assignment))
         executed, notes = nbio.restore_locked(submitted, released)
         errors += notes
@@ -231,8 +233,6 @@ def grade_notebook(path: str | Path, assignment: str | None = None, options: Opt
             return result, stored["executed"]
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged entry is graded again
-    if problem is None:
-        flags = source_flags.scan(submitted)  # a cached result has its own
     execution = None
     deadline = started + options.budget
     try:
