@@ -40,7 +40,7 @@ def exercise_of(cell):
 def feedback_markdown(exercise, tests):
     lines = [f"**Hidden tests of `{exercise}`**", "", "| test | points | |", "|---|---|---|"]
     for test in tests:
-        mark = "passed" if test.passed else test.feedback.replace("|", "\\|")
+        mark = test.feedback.replace("|", "\\|") if test.feedback else "passed"
         lines.append(f"| {test.name.split(': ', 1)[-1]} | {test.score:g} / "
                      f"{test.max_score:g} | {mark} |")
     return "\n".join(lines)
