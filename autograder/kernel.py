@@ -186,9 +186,12 @@ class KernelSession:
                 env=self._launch_environment(), cwd=str(self.runtime if self.sandboxed
                                                          else self.home),
                 start_new_session=True, close_fds=True, pass_fds=tuple(descriptors.values()))
+        except OSError as error:
+            self.shutdown()
+            raise CallFailed(f"the kernel could not be started ({error})", "start") from None
         finally:
             log.close()
-            self.relay.start()  # the kernel holds its sockets now; the grader's copies close
+        self.relay.start()  # the kernel holds its sockets now; the grader's copies close
         self.context = zmq.Context()
         self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
         self.context.setsockopt(zmq.RCVHWM, RECEIVE_QUEUE)

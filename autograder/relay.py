@@ -144,7 +144,7 @@ class Relay:
         self.folder = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self.kernel_sockets = {}   # channel -> listening socket handed to the kernel
         self.listeners = {}        # channel -> listening socket the grader's client connects to
-        self.broken = ""           # why the last connection was closed, for the learner
+        self.broken = ""           # why the relay last closed a connection, if it did
         for channel in CHANNELS:
             self.kernel_sockets[channel] = self._listen(f"kernel-{channel}")
             self.listeners[channel] = self._listen(f"grader-{ports[channel]}")
@@ -197,11 +197,8 @@ class Relay:
             self.thread.join(5)
         for pair in list(self.pairs.values()):
             self._drop(pair)
-        for listener in self.listeners.values():
-            listener.close()
-        for listener in self.kernel_sockets.values():
-            if listener.fileno() >= 0:
-                listener.close()
+        for listener in [*self.listeners.values(), *self.kernel_sockets.values()]:
+            listener.close()  # closing a closed socket does nothing
         self.selector.close()
         self.wake_read.close()
         self.wake_write.close()
@@ -221,7 +218,7 @@ class Relay:
                         self._from_kernel(item, events)
                     else:
                         self._from_grader(item, events)
-                except OSError:
+                except (OSError, ValueError, KeyError):  # a connection gone: the thread goes on
                     if kind != "accept":
                         self._drop(item)
 

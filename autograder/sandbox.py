@@ -11,7 +11,9 @@ mounted, read-only:
 - the kernel's connection file.
 
 The only writable place is a size-limited tmpfs at ``/home/learner`` (``HOME``, ``TMPDIR``, the
-working folder, the kernel's sockets). The course, its suites and solutions, the gradebook, the
+working folder): bubblewrap's own root and ``/dev`` are remounted read-only, since as an ordinary
+user they are the kernel's to write and have no size limit. The channels the grader reads are
+not sockets in that folder but descriptors the grader made (:mod:`autograder.relay`). The course, its suites and solutions, the gradebook, the
 exchange, other submissions, the grader's temporary files and home folders are simply absent,
 wherever they live. If the grading engine itself is installed inside an allowed folder (a
 non-editable install in site-packages), it is covered by an empty folder.
@@ -20,8 +22,10 @@ The kernel never runs with the grader's identity: graded as root, learner code r
 id of its own that owns nothing (:func:`kernel_uid`), with no capabilities and ``no_new_privs``;
 graded as an ordinary user, it runs in a user namespace that sees nothing of that user but the
 read-only allowlist. Its environment is a short allowlist. It has no network, its own process,
-IPC and UTS namespaces, and resource limits (CPU seconds, address space, processes, file size)
-through ``prlimit`` and, where the machine allows, a control group per kernel.
+IPC and UTS namespaces, and resource limits (CPU seconds, address space, threads, file size, open
+files) through ``prlimit`` and, where the machine allows, a control group per kernel. It may not
+start another process (:mod:`autograder.launcher`), so its address space is its total memory in
+every layout; :func:`limits_statement` says which mechanisms hold here.
 """
 import dataclasses
 import functools
