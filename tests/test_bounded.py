@@ -406,6 +406,9 @@ READER_BOMBS = {
     "100k cells": raw_notebook([code("")] * 100_000),
     "an 18 MiB markdown cell": raw_notebook([{"cell_type": "markdown", "metadata": {},
                                               "source": "é" * (9 << 20)}]),
+    # one 4-byte character makes Python hold the whole string at 4 bytes a character
+    "an 18 MiB string and an emoji in a code cell": raw_notebook([code(
+        'x = "' + "a" * (18 << 20) + '\U0001F600"\n')]),
 }
 
 
@@ -430,7 +433,8 @@ def test_reading_a_submission_is_bounded(bomb):
 
 @pytest.mark.parametrize("bomb", ["a 16 MiB cell of [a,a,...]", "18 MiB of empty objects",
                                   "an 18 MiB markdown cell", "100k cells",
-                                  "a million blank lines in a cell"])
+                                  "a million blank lines in a cell",
+                                  "an 18 MiB string and an emoji in a code cell"])
 def test_a_huge_notebook_costs_the_grader_little(bomb, tmp_path):
     """Graded whole, in a grading process of its own: its peak memory and time stay within the
     bounds, whether the notebook is refused with a sentence or graded."""
@@ -438,7 +442,8 @@ def test_a_huge_notebook_costs_the_grader_little(bomb, tmp_path):
     path.parent.mkdir(parents=True)
     path.write_bytes(READER_BOMBS[bomb])
     measured = report(f"{bomb}, graded", grade_measured(
-        path, ASSIGNMENT, {"sandbox": "require", "budget": 60, "cell_timeout": 10}))
+        path, ASSIGNMENT, {"sandbox": "require", "budget": 60, "cell_timeout": 10},
+        state=tmp_path / "state"))
     assert measured["peak_mib"] < GRADER_PEAK_MIB
     assert measured["seconds"] < 60 + OVERRUN_SECONDS
     result = measured["result"]
