@@ -108,7 +108,7 @@ def main(argv=None):
         from .course import release
         return release(args.assignments or reference.assignments())
     if args.command == "autograde":
-        from .course import GradebookBusy, RecordingFailed, autograde
+        from .course import GradebookBusy, RecordingFailed, autograde, refusals
         from .formats import flag_lines
         from .grade import StateFull
         try:
@@ -122,6 +122,13 @@ def main(argv=None):
         except RecordingFailed as error:
             print(f"error: recording in the gradebook failed: {error}", file=sys.stderr)
             return 5
+        finally:
+            refused = refusals(args.assignment, students=args.student)
+            if refused:
+                print("refused, not graded (the name is not a valid id, or the files do not "
+                      "belong to the learner's account, or the timestamp is wrong; see "
+                      "docs/jupyterhub.md):")
+                print("\n".join(f"  {line}" for line in refused))
         print(f"graded {len(results)} submissions of {args.assignment}; see `nbgrader formgrader` "
               f"or `nbgrader export`")
         flagged = flag_lines(results)

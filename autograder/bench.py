@@ -327,7 +327,7 @@ def recording_alone(state):
     with recording_costs(costs):
         for assignment in assignments():
             shutil.rmtree(Path(state) / "recorded" / assignment, ignore_errors=True)
-            submitted, _ = course.submissions(assignment, state)
+            submitted = course.submissions(assignment, state)[0]
             course.record(assignment, [p.parent.parent.name for p in submitted],
                           grade.Options(), state)
     return {"seconds": time.perf_counter() - started, "cpu": sum(c["cpu"] for c in costs)}

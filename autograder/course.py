@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import lifetime, reference
+from . import identity, lifetime, reference
 from .recorder import Recorder, RecorderStopped
 from .reference import REPO, solution_notebook
 from .state import cache_dir, course_root, site_config, state_dir  # noqa: F401  (this module's interface)
@@ -41,14 +41,14 @@ def configure(c, root=None):
 
 
 def single_machine_defaults(c, site):
-    """A course id and a private exchange (made on first use) for one person on one machine,
-    where neither the site nor the user configured them."""
+    """A course id and a private exchange (made on first use, only its owner may enter it) for
+    one person on one machine, where neither the site nor the user configured them."""
     state = state_dir(c.CourseDirectory.root)
     if "course_id" not in site.CourseDirectory:
         c.CourseDirectory.course_id = "attention-course"
     if "root" not in site.Exchange:
         c.Exchange.root = str(state / "exchange")
-        (state / "exchange").mkdir(parents=True, exist_ok=True)
+        (state / "exchange").mkdir(mode=0o700, parents=True, exist_ok=True)
     if "cache" not in site.Exchange:
         c.Exchange.cache = str(state / "exchange-cache")
     return c
@@ -93,31 +93,48 @@ def release(assignments, release_directory=None, state=None):
 
 
 def submissions(assignment, state=None, students=None):
-    """``(notebooks, notes)``: the release's notebook of ``assignment`` for every student folder
-    under ``submitted/``, and a line for each student folder that is a link, each extra notebook
-    (reported, not graded) and each missing notebook."""
+    """``(notebooks, notes, refused)``: the release's notebook of ``assignment`` for every
+    student folder under ``submitted/``; a line for each student folder that is a link, each
+    extra notebook (reported, not graded) and each missing notebook; and a line for each folder
+    whose name is not a valid student id (:func:`autograder.identity.id_problem`: not graded)."""
     root = Path(state or state_dir()) / "submitted"
     name = reference.release_notebook(assignment).name
-    found, notes = [], []
+    found, notes, refused = [], [], []
     for student in sorted(root.iterdir()) if root.is_dir() else []:
         if students and student.name not in students:
             continue
         folder = student / assignment
-        if student.is_symlink() or folder.is_symlink():
+        linked = student.is_symlink() or folder.is_symlink()
+        if not (linked or folder.is_dir()):
+            continue
+        problem = identity.id_problem(student.name)
+        if problem:
+            refused.append(f"{identity.shown(student.name)} (in {root}): {problem}; rename or "
+                           f"remove the folder")
+            continue
+        if linked:
             notes.append(f"{student.name}: the submission folder is a link; refused")
             found.append(folder / name)  # graded as refused: read_regular says why
             continue
-        if not folder.is_dir():
-            continue
         extras = sorted(p.name for p in folder.iterdir() if p.suffix == ".ipynb" and p.name != name)
         for extra in extras:
-            notes.append(f"{student.name}: {extra} is not part of {assignment}; only {name} "
-                         f"is graded")
+            notes.append(f"{student.name}: {identity.shown(extra)} is not part of {assignment}; "
+                         f"only {name} is graded")
         if (folder / name).exists() or (folder / name).is_symlink():
             found.append(folder / name)
         else:
             notes.append(f"{student.name}: no {name} was submitted")
-    return found, notes
+    return found, notes, refused
+
+
+def refusals(assignment, state=None, students=None):
+    """Lines naming the submissions of ``assignment`` that collect refused (kept by
+    :class:`autograder.exchange.SafeCollect`) and the folders of ``submitted/`` whose names are
+    not valid student ids: none of them is graded."""
+    submitted = Path(state or state_dir()) / "submitted"
+    lines = [identity.refusal_line(entry) for entry in identity.read_refusals(submitted, assignment)
+             if not students or entry["student"] in students]
+    return lines + submissions(assignment, state, students)[2]
 
 
 LOCK_WAIT = 120.0  # seconds recording waits for a gradebook another program is writing
@@ -135,7 +152,7 @@ def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, 
     from . import batch, grade
     options = options or grade.Options(sandbox=sandbox)
     state = Path(state or state_dir())
-    submitted, notes = submissions(assignment, state, students)
+    submitted, notes, _ = submissions(assignment, state, students)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     def learner(path):  # submitted/<learner>/<assignment>/<notebook>
@@ -181,10 +198,17 @@ class Recording:
     until grading is done, then is waited for, up to ``lock_wait`` seconds, then named."""
 
     def __init__(self, assignment, students, options, state, lock_wait=LOCK_WAIT):
+        problem = identity.id_problem(assignment, "assignment id")
+        if problem:
+            raise ValueError(problem)
         self.assignment, self.state, self.lock_wait = assignment, Path(state), lock_wait
         self.name = reference.release_notebook(assignment).stem
         self.marks = self.state / "recorded" / assignment
-        self.pending = self._unrecorded(sorted(set(students)))
+        # a name that is not a valid id is never recorded: it is named at the end, the rest
+        # of the class is recorded
+        problems = {student: identity.id_problem(student) for student in set(students)}
+        self.refused = sorted(problem for problem in problems.values() if problem)
+        self.pending = self._unrecorded(sorted(s for s, problem in problems.items() if not problem))
         self.sent, self.deferred, self.failures = set(), [], []
         self.stopped = None  # why the recording process is gone, if it is
         self.recorder = None
@@ -244,9 +268,11 @@ class Recording:
 
     def finish(self):
         """Return once every learner given is recorded; raise GradebookBusy if the gradebook
-        stays locked past the wait, RecordingFailed naming the learners nbgrader failed on (or
-        the recording process's end)."""
+        stays locked past the wait, RecordingFailed naming the learners nbgrader failed on or
+        whose names are not valid ids (or the recording process's end)."""
         if self.recorder is None:
+            if self.refused:
+                raise RecordingFailed("\n".join(f"not recorded: {r}" for r in self.refused))
             return
         started = time.monotonic()
         try:
@@ -276,10 +302,11 @@ class Recording:
                     raise GradebookBusy(busy_message(self.state, self.lock_wait))
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
-        if self.failures:
-            raise RecordingFailed(f"nbgrader autograde {self.assignment} failed for "
-                               + ", ".join(s for s, _ in self.failures) + ":\n"
-                               + "\n".join(log for _, log in self.failures)[-4000:])
+        problems = [f"nbgrader autograde {self.assignment} failed for "
+                    + ", ".join(s for s, _ in self.failures) + ":\n"
+                    + "\n".join(log for _, log in self.failures)[-4000:]] if self.failures else []
+        if problems or self.refused:
+            raise RecordingFailed("\n".join(problems + [f"not recorded: {r}" for r in self.refused]))
 
     def _drain(self):
         while self.recorder.outstanding:

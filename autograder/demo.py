@@ -161,8 +161,10 @@ def run(output=OUTPUT, size=CLASS_SIZE, jobs=None, quiet=False):
     if output.exists():
         shutil.rmtree(output)
     state = output / "course"
+    # A private exchange: no other account can enter it, so every learner's folder there is this
+    # account's own doing and collect counts it for the name it bears (autograder.identity).
     (state / "exchange").mkdir(parents=True)
-    (state / "exchange").chmod(0o777)
+    (state / "exchange").chmod(0o700)
     learners = sample_class(size)
     expected = expected_scores(learners)
     names = assignments()

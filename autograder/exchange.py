@@ -1,58 +1,125 @@
 """Collecting submissions without trusting them.
 
 ``nbgrader collect`` copies each learner's folder from the exchange's ``inbound/`` into the
-course's ``submitted/`` with the instructor's rights, following symbolic links: a learner who
-places a link to the hidden suite or a solution in the exchange gets it copied into their own
-submission and, through autograde and feedback, shown back to them. A FIFO stalls the copy.
+course's ``submitted/`` with the instructor's rights. It takes the learner's id and the time of
+the submission from the folder's name (``<student>+<assignment>+<timestamp>[+<random>]``), keeps
+each learner's latest, and only warns when the folder belongs to another account: anyone who can
+write into the inbound can hand in work as anyone else, or push a learner's own work aside with a
+later timestamp. It also follows symbolic links (a learner who places a link to the hidden suite
+or a solution in the exchange gets it copied into their own submission and shown back to them),
+and a FIFO stalls the copy.
 
-:class:`SafeCollect` (configured by ``nbgrader_config.py`` as the exchange's collect step) refuses
-a submission folder that is a link or holds links or special files, and copies with
-:func:`copy_regular_tree`, which opens every folder and file without following links and copies
-regular files only, so a folder changed while it is copied cannot smuggle a link in either.
+:class:`SafeCollect` (configured by ``nbgrader_config.py`` as the exchange's collect step) keeps
+nbgrader's choice of the latest submission (or the latest before the due date, with
+``--before-duedate``), made among the submissions that pass every check (:meth:`SafeCollect.problem`):
+
+- the student id in the name is made of :data:`autograder.identity.ID_CHARACTERS`;
+- the folder and everything in it belong to that student's account (the operating system's user
+  database); in a private exchange, which no account but the collecting one can write into, they
+  may also belong to the collecting account (:mod:`autograder.identity`);
+- it holds no link and no special file;
+- its timestamp is not later than the folder's last change, as the kernel recorded it (a
+  timestamp from the future is refused), and ``timestamp.txt``, when there, says the same.
+
+A refused submission is never copied; each is logged as an error, summed up at the end, and kept
+beside ``submitted/`` for ``python -m autograder autograde`` to list. The copy
+(:func:`copy_regular_tree`) opens every folder and file without following links, copies regular
+files only and checks each one's owner on the open file, so a folder changed while it is copied
+can smuggle in neither a link nor another account's file.
 """
+import contextlib
+import datetime
 import errno
 import fnmatch
+import glob
 import os
+import shutil
 import stat
+from collections import defaultdict
 
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.utils import check_mode, parse_utc
+
+from . import identity
+from . import notebook as nbio
 
 NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 DIRECTORY = os.O_RDONLY | NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
+# How much later than the folder's last change a timestamp may be: the clocks of the machine a
+# learner submitted from and of the exchange's file server (a network file system) may differ.
+CLOCK_SLACK = datetime.timedelta(seconds=60)
 
 
-def find_problem(path, max_files=1000):
-    """A sentence naming the first link or special file in the folder ``path``, or None."""
+class Refused(Exception):
+    """A submission that must not be collected; the message says why."""
+
+
+def owner_problem(info, shown, owners):
+    """A sentence if the file whose ``os.stat`` is ``info`` belongs to none of ``owners``."""
+    if owners is None or info.st_uid in owners:
+        return None
+    expected = " or ".join(identity.account_name(uid) for uid in sorted(owners))
+    return f"{shown} belongs to {identity.account_name(info.st_uid)}, not {expected}"
+
+
+def find_problem(path, max_files=1000, owners=None):
+    """A sentence naming the first link, special file or file of an account not in ``owners``
+    (user ids; None: any) in the folder ``path``, or None."""
     try:
         info = os.lstat(path)
     except OSError as error:
         return f"{path} cannot be read ({error.strerror})"
+    name = os.path.basename(path)
     if stat.S_ISLNK(info.st_mode):
-        return f"{os.path.basename(path)} is a symbolic link"
+        return f"{identity.shown(name)} is a symbolic link"
     if not stat.S_ISDIR(info.st_mode):
-        return f"{os.path.basename(path)} is not a folder"
+        return f"{identity.shown(name)} is not a folder"
+    problem = owner_problem(info, "the folder", owners)
+    if problem:
+        return problem
+
+    def unreadable(error):
+        raise error
+
     count = 0
-    for folder, folders, files in os.walk(path, followlinks=False):
-        for name in folders + files:
-            count += 1
-            if count > max_files:
-                return f"it holds more than {max_files} files"
-            full = os.path.join(folder, name)
-            mode = os.lstat(full).st_mode
-            relative = os.path.relpath(full, path)
-            if stat.S_ISLNK(mode):
-                return f"{relative} is a symbolic link"
-            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-                return f"{relative} is not a regular file"
+    try:
+        for folder, folders, files in os.walk(path, followlinks=False, onerror=unreadable):
+            for name in folders + files:
+                count += 1
+                if count > max_files:
+                    return f"it holds more than {max_files} files"
+                full = os.path.join(folder, name)
+                info = os.lstat(full)
+                relative = identity.shown(os.path.relpath(full, path))
+                if stat.S_ISLNK(info.st_mode):
+                    return f"{relative} is a symbolic link"
+                if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+                    return f"{relative} is not a regular file"
+                problem = owner_problem(info, relative, owners)
+                if problem:
+                    return problem
+    except OSError as error:
+        where = os.path.relpath(error.filename, path) if error.filename else "the folder"
+        return f"{identity.shown(where)} cannot be read ({error.strerror})"
     return None
 
 
-def copy_regular_tree(source, destination, skip=lambda folder, name, size: False, log=None):
+def copy_regular_tree(source, destination, skip=lambda folder, name, size: False, log=None,
+                      owners=None):
     """Copy folders and regular files from ``source`` to ``destination``, never following a link.
 
     ``skip(folder, name, size)`` may leave a file out (nbgrader's ignore, include and size
-    options). Links and special files are left out and logged."""
+    options). Links and special files are left out and logged. With ``owners`` (user ids), a
+    folder or file that belongs to another account raises :class:`Refused`, checked on the
+    opened folder or file itself."""
+    def check_owner(fd, shown):
+        problem = owner_problem(os.fstat(fd), shown, owners)
+        if problem:
+            raise Refused(problem)
+
     def copy_folder(source_fd, target, relative):
+        check_owner(source_fd, identity.shown(relative) or "the folder")
         os.makedirs(target, exist_ok=True)
         with os.scandir(source_fd) as entries:
             names = sorted(entry.name for entry in entries)
@@ -74,18 +141,19 @@ def copy_regular_tree(source, destination, skip=lambda folder, name, size: False
                 if not skip(relative, name, info.st_size):
                     copy_file(source_fd, name, os.path.join(target, name), shown)
             elif log is not None:
-                log.warning("Not collected: %s is a link or a special file", shown)
+                log.warning("Not collected: %s is a link or a special file", identity.shown(shown))
 
     def copy_file(source_fd, name, target, shown):
         try:
             fd = os.open(name, os.O_RDONLY | NOFOLLOW | os.O_NONBLOCK, dir_fd=source_fd)
         except OSError as error:
             if log is not None and error.errno in (errno.ELOOP, errno.ENXIO):
-                log.warning("Not collected: %s is a link or a special file", shown)
+                log.warning("Not collected: %s is a link or a special file", identity.shown(shown))
             return
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return
+            check_owner(fd, identity.shown(shown))
             with open(target, "wb") as out:
                 while True:
                     chunk = os.read(fd, 1 << 20)
@@ -102,26 +170,146 @@ def copy_regular_tree(source, destination, skip=lambda folder, name, size: False
         os.close(top)
 
 
+def read_timestamp(folder):
+    """The text of ``folder``'s ``timestamp.txt`` (stripped), None if there is none; raises
+    :class:`Refused` if it cannot be read."""
+    path = os.path.join(folder, "timestamp.txt")
+    if not os.path.lexists(path):
+        return None
+    try:
+        return nbio.read_regular(path, limit=200).decode("utf-8").strip()
+    except (nbio.NotebookProblem, UnicodeDecodeError):
+        raise Refused("its timestamp.txt cannot be read as a timestamp") from None
+
+
+def parsed(text):
+    """nbgrader's reading of a timestamp (naive UTC), or None if it is not one."""
+    try:
+        return parse_utc(text)
+    except Exception:  # a third-party parser given learner text: whatever fails, it is no time
+        return None
+
+
 class SafeCollect(ExchangeCollect):
-    """nbgrader's collect step, refusing links and special files (see the module's docstring)."""
+    """nbgrader's collect step, taking only submissions that pass every check (see the module's
+    docstring)."""
 
     def init_src(self):
-        super().init_src()
-        kept = []
-        for record in self.src_records:
-            path = os.path.join(self.inbound_path, record["filename"])
-            problem = find_problem(path)
-            if problem is None:
-                kept.append(record)
+        if self.coursedir.course_id == "":
+            self.fail("No course id specified. Re-run with --course flag.")
+        assignment = self.coursedir.assignment_id
+        problem = identity.id_problem(assignment, "assignment id")
+        if problem:
+            self.fail(problem)
+        self.course_path = os.path.join(self.root, self.coursedir.course_id)
+        self.inbound_path = os.path.join(self.course_path, "inbound")
+        if not os.path.isdir(self.inbound_path):
+            self.fail(f"Course not found: {self.inbound_path}")
+        if not check_mode(self.inbound_path, read=True, execute=True):
+            self.fail(f"You don't have read permissions for the directory: {self.inbound_path}")
+        self.shared = identity.others_can_write(self.inbound_path)
+        student = self.coursedir.student_id or "*"
+        pattern = os.path.join(self.inbound_path, f"{student}+{glob.escape(assignment)}+*")
+        self.examined, self.refused, self.owners, self.timestamps = set(), [], {}, {}
+        by_student = defaultdict(list)
+        for path in glob.glob(pattern):
+            name = os.path.basename(path)
+            self.examined.add(name)
+            record = self.record(name)
+            try:
+                self.check(path, record)
+            except Refused as refusal:
+                self.refuse(name, record["username"], str(refusal))
                 continue
-            self.log.error("Refused the submission %s of %s: %s. Links and special files are "
-                           "not collected; ask %s to submit the notebook itself again.",
-                           record["filename"], record["username"], problem, record["username"])
-        self.src_records = kept
+            except OSError as error:  # changed or removed while it was read
+                self.refuse(name, record["username"], f"it could not be read ({error.strerror})")
+                continue
+            by_student[record["username"]].append(record)
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gradebook:
+            try:
+                self.duedate = gradebook.find_assignment(assignment).duedate
+            except MissingEntry:
+                self.duedate = None
+        self.src_records = [self.latest(records) for records in by_student.values()]
+        # this collect checks owners itself (check() and do_copy()), and refuses what nbgrader
+        # would only warn of
+        self.check_owner = False
+
+    def record(self, name):
+        """nbgrader's record of the folder ``name``: its student id and timestamp (the text after
+        ``+<assignment>+``, up to a ``+`` that starts nbgrader's random suffix)."""
+        student, _, rest = name.partition(f"+{self.coursedir.assignment_id}+")
+        return {"username": student, "filename": name, "stamp": rest.split("+")[0],
+                "timestamp": None}
+
+    def check(self, path, record):
+        """Raise :class:`Refused` if the submission at ``path`` must not count for its student;
+        else fill in the record's timestamp."""
+        student = record["username"]
+        problem = identity.id_problem(student)
+        if problem:
+            raise Refused(problem)
+        uid = identity.account_uid(student)
+        owners = {uid} if uid is not None else set()
+        if not self.shared:
+            owners.add(os.geteuid())
+        if not owners:
+            raise Refused(f"{student} is not an account on this machine, and other accounts "
+                          f"can write into the exchange: a submission counts only for the "
+                          f"account that owns its files (in an exchange no other account can "
+                          f"enter, your own folders count for any name)")
+        problem = find_problem(path, owners=owners)
+        if problem:
+            raise Refused(problem)
+        stamp = parsed(record["stamp"])
+        if stamp is None:
+            raise Refused("its name does not end in a timestamp")
+        written = read_timestamp(path)
+        if written is not None:
+            agrees = parsed(written) == stamp
+            if not agrees:
+                raise Refused(f"its timestamp.txt says {identity.shown(written)}, its name "
+                              f"{identity.shown(record['stamp'])}")
+        changed = datetime.datetime.fromtimestamp(os.lstat(path).st_ctime, datetime.timezone.utc)
+        changed = changed.replace(tzinfo=None)  # nbgrader's timestamps are naive UTC
+        if stamp > changed + CLOCK_SLACK:
+            raise Refused(f"its timestamp {stamp:%Y-%m-%d %H:%M:%S} UTC is in the future: the "
+                          f"folder was last changed at {changed:%Y-%m-%d %H:%M:%S} UTC")
+        record["timestamp"] = stamp
+        self.owners[record["filename"]] = owners
+        self.timestamps[record["filename"]] = record["stamp"] if written is None else None
+
+    def latest(self, records):
+        """nbgrader's choice among one student's submissions: the latest, or with
+        ``--before-duedate`` the latest before the due date if there is one."""
+        records = sorted(records, key=lambda record: record["timestamp"], reverse=True)
+        if self.duedate is not None and self.before_duedate:
+            before = [r for r in records if r["timestamp"] <= self.duedate]
+            if before:
+                return before[0]
+        return records[0]
+
+    def refuse(self, name, student, reason):
+        self.refused.append({"folder": name, "student": student, "reason": reason})
+        self.log.error("Refused the submission %s of %s: %s. It is not collected; the "
+                       "student's latest submission that passes the checks counts instead.",
+                       identity.shown(name), identity.shown(student), reason)
+
+    def copy_files(self):
+        super().copy_files()
+        identity.keep_refusals(os.path.join(self.coursedir.root,
+                                            self.coursedir.submitted_directory),
+                               self.coursedir.assignment_id, self.examined, self.refused,
+                               self.inbound_path)
+        if self.refused:
+            self.log.error("%d submission(s) of %s refused (not collected):\n%s",
+                           len(self.refused), self.coursedir.assignment_id,
+                           "\n".join("  " + identity.refusal_line(e) for e in self.refused))
 
     def do_copy(self, src, dest, log=None):
         coursedir = self.coursedir
         limit = 1000 * coursedir.max_file_size if coursedir.max_file_size else None
+        name = os.path.basename(src)
 
         def skip(folder, name, size):
             if any(fnmatch.fnmatch(name, pattern) for pattern in coursedir.ignore):
@@ -132,11 +320,24 @@ class SafeCollect(ExchangeCollect):
                 return True
             if limit is not None and size > limit:
                 self.log.warning("Not collected: %s is larger than CourseDirectory.max_file_size",
-                                 os.path.join(folder, name))
+                                 identity.shown(os.path.join(folder, name)))
                 return True
             return False
 
-        copy_regular_tree(src, dest, skip, self.log)
+        try:
+            copy_regular_tree(src, dest, skip, self.log, owners=self.owners.get(name))
+        except (Refused, OSError) as refusal:  # changed between the check and the copy
+            shutil.rmtree(dest, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.dirname(dest))  # the student's folder, if nothing else is there
+            reason = (str(refusal) if isinstance(refusal, Refused) else
+                      f"it could not be copied ({refusal.strerror})")
+            self.refuse(name, os.path.basename(os.path.dirname(dest)), reason)
+            return
+        if self.timestamps.get(name):
+            # the time nbgrader reads (lateness) is the checked one of the folder's name
+            with open(os.path.join(dest, "timestamp.txt"), "w", encoding="utf-8") as out:
+                out.write(self.timestamps[name])
         if coursedir.groupshared:
             for folder, _, files in os.walk(dest):
                 os.chmod(folder, (os.stat(folder).st_mode | 0o2770) & 0o2777)

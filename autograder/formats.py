@@ -1,23 +1,34 @@
 """The grader's output formats for a list of results: CSV, the table the command line prints,
 and the lines naming flagged notebooks. (JSON is the results themselves; Gradescope's format is
-in :mod:`autograder.gradescope`.)"""
+in :mod:`autograder.gradescope`.)
+
+Notebook paths hold folder names learners chose: every CSV field is quoted (a carriage return or
+a comma in a name stays inside its field) and every name printed to a terminal goes through
+:func:`autograder.identity.shown`."""
 import csv
 
+from .identity import shown
 from .result import Result
+
+
+def csv_writer(handle):
+    """The course's CSV: every field quoted, one row per line. ``handle`` is opened with
+    ``newline=""``."""
+    return csv.writer(handle, quoting=csv.QUOTE_ALL, lineterminator="\n")
 
 
 def write_csv(results, path):
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = csv_writer(handle)
         writer.writerow(Result.CSV_HEADER)
         for result in results:
             writer.writerow(result.to_csv_row())
 
 
 def table(results):
-    width = max([len(r.label) for r in results] + [8])
+    width = max([len(shown(r.label)) for r in results] + [8])
     lines = [f"{'notebook':<{width}}  {'assignment':<22} {'score':>13}"]
-    lines += [r.table_line(width) for r in results]
+    lines += [r.table_line(width, shown(r.label)) for r in results]
     flagged = flag_lines(results)
     if flagged:
         lines += ["", "Flagged for review (code that patches modules or names the grader's agent; "
@@ -26,4 +37,4 @@ def table(results):
 
 
 def flag_lines(results):
-    return [f"  {r.notebook}: {flag}" for r in results for flag in r.flags]
+    return [f"  {shown(r.notebook)}: {flag}" for r in results for flag in r.flags]

@@ -5,7 +5,9 @@ with the course's engine (sandboxed kernel, hidden suite in this trusted process
 learner's outputs back for the feedback pages, and gives each grade cell ``check_<function>`` an
 output nbgrader reads as partial credit: a feedback table followed by the number of points the
 hidden tests of ``<function>`` earned. A learner's stray warning on stderr can no longer zero a
-correct answer, because a grade cell's outputs are written here, not by the learner's code.
+correct answer, because a grade cell's outputs are written here, not by the learner's code. The
+table quotes what the learner's code raised: every piece of it is escaped
+(:func:`autograder.sanitize.markdown_text`), so it renders as the text it is.
 """
 import json
 import os
@@ -21,7 +23,7 @@ from traitlets import Float, Int, Unicode
 
 import nbformat
 
-from . import reference, state
+from . import identity, reference, sanitize, state
 from . import sandbox as confinement
 from . import grade as engine
 from . import notebook as nbio
@@ -38,11 +40,13 @@ def exercise_of(cell):
 
 
 def feedback_markdown(exercise, tests):
-    lines = [f"**Hidden tests of `{exercise}`**", "", "| test | points | |", "|---|---|---|"]
+    """The markdown table of ``exercise``'s hidden tests; every text in it is escaped."""
+    name = f"`{exercise}`" if exercise.isidentifier() else sanitize.markdown_text(exercise)
+    lines = [f"**Hidden tests of {name}**", "", "| test | points | |", "|---|---|---|"]
     for test in tests:
-        mark = test.feedback.replace("|", "\\|") if test.feedback else "passed"
-        lines.append(f"| {test.name.split(': ', 1)[-1]} | {test.score:g} / "
-                     f"{test.max_score:g} | {mark} |")
+        mark = sanitize.markdown_text(test.feedback) if test.feedback else "passed"
+        lines.append(f"| {sanitize.markdown_text(test.name.split(': ', 1)[-1])} | "
+                     f"{test.score:g} / {test.max_score:g} | {mark} |")
     return "\n".join(lines)
 
 
@@ -141,6 +145,11 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         assignment = resources["nbgrader"]["assignment"]
         name = resources["nbgrader"]["notebook"]
+        for value, kind in ((resources["nbgrader"]["student"], "student id"),
+                            (assignment, "assignment id")):
+            problem = identity.id_problem(value, kind)
+            if problem:  # nbgrader reports the learner as failed and grades the others
+                raise ValueError(f"refused, not graded: {problem}")
         problem = self._submission_problem(resources)
         if problem is not None:
             # What nbgrader read through the link must not reach the feedback: show the release.
@@ -166,9 +175,12 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
 
 
 def configure(c):
-    """Make ``nbgrader autograde`` use the hidden suites and ``nbgrader collect`` refuse links
-    (called from nbgrader_config.py)."""
+    """Make ``nbgrader autograde`` use the hidden suites, ``nbgrader collect`` check what it
+    takes (:mod:`autograder.exchange`), ``nbgrader export`` quote its CSV and every HTML page
+    nbgrader renders sanitise learner content (called from nbgrader_config.py)."""
     c.ExchangeFactory.collect = "autograder.exchange.SafeCollect"
+    c.ExportApp.plugin_class = "autograder.export.QuotedCsvExport"
+    sanitize.configure(c)
     c.Autograde.autograde_preprocessors = [
         HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
         SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]

@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 
-from . import lifetime
+from . import identity, lifetime
 
 LOG_TAIL = 4000  # characters of nbgrader's log kept in a failed learner's reply
 NICENESS = 10    # grading (whose kernels have time limits) goes first; recording has none
@@ -76,8 +76,12 @@ class Recorder:
         self.replies.put(None)  # the process has closed its end: it exited
 
     def send(self, student):
-        """Ask for ``student`` to be recorded (returns at once)."""
-        assert "\n" not in student
+        """Ask for ``student`` to be recorded (returns at once). A name that is not a valid
+        id (:func:`autograder.identity.id_problem`) raises ValueError: the protocol is one id a
+        line, and nbgrader makes a gradebook key of it."""
+        problem = identity.id_problem(student)
+        if problem:
+            raise ValueError(problem)
         try:
             self.process.stdin.write(student + "\n")
             self.process.stdin.flush()

@@ -109,8 +109,9 @@ class Result:
         path = Path(self.notebook)
         return f"{path.parent.name}/{path.name}"
 
-    def table_line(self, width: int) -> str:
-        return (f"{self.label:<{width}}  {str(self.assignment):<22} "
+    def table_line(self, width: int, label: str | None = None) -> str:
+        """One line of the command line's table; ``label`` (default :attr:`label`) as shown."""
+        return (f"{label or self.label:<{width}}  {str(self.assignment):<22} "
                 f"{self.score:>6g} / {self.max_score:<4g}" + ("  flagged" if self.flags else ""))
 
 

@@ -1,4 +1,5 @@
 """Grade real notebooks in real (sandboxed) kernels, as an instructor would."""
+import csv
 import json
 
 import pytest
@@ -72,8 +73,10 @@ def test_command_line_writes_json_csv_and_gradescope(tmp_path):
         assert set(r) >= {"notebook", "assignment", "score", "max_score", "tests", "errors"}
         for t in r["tests"]:
             assert set(t) >= {"name", "exercise", "score", "max_score", "status", "feedback"}
-    rows = (tmp_path / "grades.csv").read_text().splitlines()
-    assert rows[0] == "notebook,assignment,score,max_score,errors" and len(rows) == 3
+    with open(tmp_path / "grades.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["notebook", "assignment", "score", "max_score", "errors"] and len(rows) == 3
+    assert (tmp_path / "grades.csv").read_text().startswith('"notebook","assignment",')  # quoted
     gs = json.loads((tmp_path / "gs.json").read_text())
     assert gs["score"] == results[0]["max_score"]
     assert all(set(t) >= {"name", "status", "output", "visibility"} for t in gs["tests"])

@@ -1,0 +1,739 @@
+"""Identities come from the operating system, and every learner-chosen string is checked or escaped
+where it lands.
+
+Names learners choose (folders in the exchange's inbound and in ``submitted/``) become student ids,
+gradebook keys, CSV fields, HTML and lines of the recording protocol; a learner's exception text and
+outputs become markdown and HTML in the formgrader and on feedback pages. Each attack here would,
+without the checks, replace another learner's work, forge a row of ``grades.csv``, run script in
+the instructor's browser or stop recording for the whole class. Through the real nbgrader command
+line, as root and as an unprivileged instructor, with real OS accounts where ownership matters, and
+in Chromium for what a browser runs.
+"""
+import csv
+import datetime
+import html.parser
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import catalogue, course, exchange, formats, identity, reference, sanitize
+from autograder.nbgrader_plugin import feedback_markdown
+from autograder import result as results
+from support import BIN, REPO, needs_root_and_users, run_as, write_notebook
+from test_adversarial import (ASSIGNMENT, FULL, SOLUTION_FILE, base, listener,  # noqa: F401
+                              with_answer, with_extra_cell)
+from test_classroom import people  # noqa: F401  (real OS accounts: instructor, alice, bob, carol)
+from test_nbgrader import gradebook
+
+NOTEBOOK = SOLUTION_FILE.name
+COURSE = "attention-course"
+
+
+def stamp(when):
+    """A timestamp as nbgrader submit writes it into a folder name and timestamp.txt."""
+    return when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+# ------------------------------------------------------------------ one character set for ids
+
+VALID = ["alice", "learner01", "a.b@example.org", "jean-luc_2", "00-getting-started", "_x", "A" * 64]
+INVALID = ["", "bob\n", "eve\r", "x\r00-getting-started,,,,,,,47,0,47,47", "a b", "a\tb", "a+b",
+           "a/b", "..", ".hidden", "-rf", "@home", "a,b", 'a"b', "<img src=x onerror=alert(1)>",
+           "ali\u202ecilA", "\x1b]0;pwned\x07", "a\x00b", "A" * 65, "café", "*", "alice?"]
+
+
+@pytest.mark.parametrize("name", VALID)
+def test_valid_ids_pass(name):
+    assert identity.id_problem(name) is None
+
+
+@pytest.mark.parametrize("name", INVALID)
+def test_every_other_name_is_refused_with_a_sentence_it_can_print(name):
+    problem = identity.id_problem(name)
+    assert problem and identity.ID_CHARACTERS in problem
+    line = problem.split(" is not a valid")[0]
+    assert line.isprintable(), f"the refusal itself carries {line!r}"
+    assert identity.account_uid(name) is None  # never looked up
+
+
+def test_names_are_shown_so_that_no_character_forges_or_hides_a_line():
+    for name in INVALID:
+        assert identity.shown(name).isprintable() and "\n" not in identity.shown(name)
+    assert identity.shown("alice") == "alice"
+    assert identity.shown("x" * 5000) != "x" * 5000 and len(identity.shown("x" * 5000)) < 300
+
+
+# ------------------------------------------------------------------ private and shared exchanges
+
+@pytest.fixture
+def top():
+    """A folder other accounts may pass through (pytest's own is root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="identities-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_an_exchange_is_private_only_when_no_other_account_can_write_into_it(top):
+    inbound = top / "exchange" / COURSE / "inbound"
+    inbound.mkdir(parents=True)
+    for folder in (top / "exchange", top / "exchange" / COURSE):
+        folder.chmod(0o755)
+    inbound.chmod(0o2733)  # as nbgrader release_assignment makes it
+    assert identity.others_can_write(inbound), "others may write into a 2733 inbound"
+    (top / "exchange").chmod(0o700)  # the demo's and the course's own private exchange
+    assert not identity.others_can_write(inbound)
+    (top / "exchange").chmod(0o711)  # others may pass (x), not list: still shared
+    assert identity.others_can_write(inbound)
+    inbound.chmod(0o755)
+    assert not identity.others_can_write(inbound)
+    (top / "exchange").chmod(0o777)  # others could replace the course folder below
+    assert identity.others_can_write(inbound)
+    (top / "exchange").chmod(0o1777)  # ... not with the sticky bit
+    assert not identity.others_can_write(inbound)
+    if os.geteuid() == 0:
+        os.chown(top / "exchange" / COURSE, 65534, 65534)  # a folder on the way is another's
+        assert identity.others_can_write(inbound)
+
+
+# ------------------------------------------------------------------ CSV: exactly the gradebook's rows
+
+FORGED = "x\r02-scoring,,,mallory,Mallory,M,,47.0,0.0,47.0,47.0"
+
+
+def hostile_gradebook(state):
+    """A gradebook as nbgrader's own autograde can leave it from a folder named by hand: ids and
+    names with carriage returns, newlines, commas and quotes (the course refuses such ids, but
+    the export must not trust that)."""
+    from nbgrader.api import Gradebook
+    students = {"alice": ("Ann, \"the\" first", "O'Neil"), FORGED: ("Eve", "E"),
+                "z\nq": ("line\nbreak", "x"), "plain": ("P", "Q")}
+    with Gradebook(f"sqlite:///{state / 'gradebook.db'}", course_id=COURSE) as book:
+        book.add_assignment("02-scoring", duedate="2026-01-31 23:59:00")
+        for student, (first, last) in students.items():
+            book.add_student(student, first_name=first, last_name=last)
+        for student in ("alice", FORGED):
+            book.add_submission("02-scoring", student)
+    return students
+
+
+def read_rows(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.filterwarnings("ignore:Object of type <SubmittedAssignment> not in session")
+def test_grades_csv_parses_into_exactly_the_rows_the_gradebook_holds(course_state, tmp_path):
+    """Attack 8 and variants: a student id holding ``\\r`` and the text of a whole row, names
+    with commas, quotes and newlines. nbgrader's own export (shown for contrast) gains a forged
+    row for ``mallory``; the course's export has one row per student, every field exact."""
+    students = hostile_gradebook(course_state)
+    ours, stock = tmp_path / "grades.csv", tmp_path / "stock.csv"
+    course.nbgrader("export", f"--to={ours}", state=course_state)
+    course.nbgrader("export", f"--to={stock}",
+                    "--ExportApp.plugin_class=nbgrader.plugins.CsvExportPlugin", state=course_state)
+    assert "mallory" in {r["student_id"] for r in read_rows(stock)}, "the attack no longer bites"
+    rows = read_rows(ours)
+    assert sorted(r["student_id"] for r in rows) == sorted(students)
+    for row in rows:
+        first, last = students[row["student_id"]]
+        assert (row["first_name"], row["last_name"]) == (first, last)
+        assert row["assignment"] == "02-scoring" and float(row["score"]) == 0.0
+    assert ours.read_text().startswith('"assignment","duedate",')  # every field quoted
+
+
+def test_the_engines_csv_and_table_quote_learner_folder_names(tmp_path):
+    graded = [results.Result(f"/class/{name}/{ASSIGNMENT}/{NOTEBOOK}", ASSIGNMENT,
+                             [results.TestResult("t", "row_normalize", 1.0, 2.0, "failed", "x")],
+                             errors=["a cell raised\nValueError: a,\"b\"\r\n"])
+              for name in ("alice", FORGED, "\x1b[2Khidden", "z\nq")]
+    formats.write_csv(graded, tmp_path / "grades.csv")
+    rows = read_rows(tmp_path / "grades.csv")
+    assert [r["notebook"] for r in rows] == [r.notebook for r in graded]
+    assert all(r["errors"] == "a cell raised\nValueError: a,\"b\"\r\n" for r in rows)
+    table = formats.table(graded)
+    assert "\x1b" not in table and "\r" not in table
+    assert len(table.splitlines()) == len(graded) + 1
+
+
+# ------------------------------------------------------------------ collect in a private exchange
+
+def inbound_of(exchange_root):
+    return exchange_root / COURSE / "inbound"
+
+
+def plant(inbound, folder, notebook, timestamp=True, owner=None):
+    """A submission folder as a learner (or an attacker) leaves it in the inbound."""
+    path = inbound / folder
+    write_notebook(path / NOTEBOOK, notebook)
+    if timestamp:
+        (path / "timestamp.txt").write_text(folder.split("+")[2])
+    if owner is not None:
+        for item in [path, *path.rglob("*")]:
+            os.chown(item, owner, owner)
+    return path
+
+
+def collect(state, exchange_root, *extra, check=True):
+    done = course.nbgrader("collect", ASSIGNMENT, f"--Exchange.root={exchange_root}",
+                           f"--CourseDirectory.course_id={COURSE}", *extra, state=state,
+                           check=check)
+    return done.stdout + done.stderr
+
+
+@pytest.fixture
+def private_exchange(top):
+    """``(root, inbound)`` of an exchange only this account can enter, as ``make demo``'s."""
+    root = top / "exchange"
+    inbound_of(root).mkdir(parents=True)
+    root.chmod(0o700)
+    return root, inbound_of(root)
+
+
+def needs_root():
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another account needs root (CI runs as root)")
+
+
+@pytest.fixture
+def release(course_state, tmp_path):
+    """The course's nbgrader state with the assignment generated (its gradebook knows it)."""
+    course.nbgrader("generate_assignment", ASSIGNMENT, "--force",
+                    f"--CourseDirectory.release_directory={tmp_path / 'release'}",
+                    state=course_state)
+    return course_state
+
+
+def test_a_private_exchange_counts_its_owners_folders_for_any_name_a_shared_one_does_not(
+        release, private_exchange):
+    """The demo's layout: one account, an exchange no other account can enter. Every folder there
+    is that account's, and counts for the name it bears; a file of a third account does not.
+    Opened to others (nbgrader's usual 2733 inbound under a folder others may pass), the same
+    folders count for nobody who is not their owner, and each refusal says why."""
+    needs_root()
+    state, (root, inbound) = release, private_exchange
+    now = utcnow() - datetime.timedelta(minutes=5)
+    plant(inbound, f"learner01+{ASSIGNMENT}+{stamp(now)}", base())
+    plant(inbound, f"nobody+{ASSIGNMENT}+{stamp(now)}", base())      # an account's name
+    planted = plant(inbound, f"learner02+{ASSIGNMENT}+{stamp(now)}", base())
+    os.chown(planted / NOTEBOOK, 65534, 65534)                        # a third account's file
+    log = collect(state, root)
+    assert sorted(p.name for p in (state / "submitted").iterdir()) == ["learner01", "nobody"]
+    assert "learner02" in log and "belongs to nobody, not root" in log
+
+    shutil.rmtree(state / "submitted")
+    for folder in (root, root / COURSE):
+        folder.chmod(0o755)
+    inbound.chmod(0o2733)
+    log = collect(state, root)
+    assert not (state / "submitted").exists() or not list((state / "submitted").iterdir())
+    assert "learner01 is not an account on this machine" in log
+    assert "the folder belongs to root, not nobody" in log
+    refused = identity.read_refusals(state / "submitted", ASSIGNMENT)
+    assert {e["student"] for e in refused} == {"learner01", "learner02", "nobody"}
+
+
+def test_one_bad_folder_never_stops_collect(release, private_exchange):
+    """Names nbgrader's own collect crashes on (a timestamp its parser rejects, an overflowing
+    year, a bare name) or would take as someone else's (a newline or a ``+`` in the id, a
+    timestamp.txt that disagrees with the name, a date in the future): each is refused with a
+    sentence, the honest learner is collected, the refusals are kept for autograde."""
+    state, (root, inbound) = release, private_exchange
+    now = utcnow() - datetime.timedelta(minutes=5)
+    honest = plant(inbound, f"alice+{ASSIGNMENT}+{stamp(now - datetime.timedelta(hours=1))}",
+                   base())
+    blank = json.loads(reference.release_notebook(ASSIGNMENT).read_text())
+    bad = {
+        f"alice+{ASSIGNMENT}+{stamp(now + datetime.timedelta(days=365 * 70))}": "in the future",
+        f"alice+{ASSIGNMENT}+{stamp(now + datetime.timedelta(minutes=30))}": "in the future",
+        f"alice+{ASSIGNMENT}+not a time": "does not end in a timestamp",
+        f"alice+{ASSIGNMENT}+99999-01-01 00:00:00 UTC": "does not end in a timestamp",
+        f"alice+{ASSIGNMENT}+2026-13-45 00:00:00 UTC": "does not end in a timestamp",
+        f"alice+{ASSIGNMENT}+2026-01-01 00:00:00 999999999999": "does not end in a timestamp",
+        f"alice\n+{ASSIGNMENT}+{stamp(now)}": "not a valid student id",
+        f"bob+alice+{ASSIGNMENT}+{stamp(now)}": "not a valid student id",
+        f"\x1b[2K\ralice+{ASSIGNMENT}+{stamp(now)}": "not a valid student id",
+    }
+    for folder in bad:
+        plant(inbound, folder, blank)
+    late = plant(inbound, f"carol+{ASSIGNMENT}+{stamp(now)}", base(), timestamp=False)
+    (late / "timestamp.txt").write_text(stamp(now - datetime.timedelta(days=30)))  # not late!
+    bad[late.name] = "its timestamp.txt says"
+    log = collect(state, root)
+    assert sorted(p.name for p in (state / "submitted").iterdir()) == ["alice"]
+    kept = (state / "submitted" / "alice" / ASSIGNMENT)
+    assert json.loads((kept / NOTEBOOK).read_text()) == json.loads((honest / NOTEBOOK).read_text())
+    refused = {e["folder"]: e["reason"] for e in identity.read_refusals(state / "submitted",
+                                                                         ASSIGNMENT)}
+    assert set(refused) == set(bad)
+    for folder, words in bad.items():
+        assert words in refused[folder], (folder, refused[folder])
+    assert "\x1b" not in log and "alice\n+" not in log  # shown escaped, in the log too
+    lines = course.refusals(ASSIGNMENT, state)
+    assert len(lines) == len(bad) and all(line.isprintable() for line in lines)
+
+    # a folder without timestamp.txt gets the (checked) time of its name
+    shutil.rmtree(state / "submitted")
+    (honest / "timestamp.txt").unlink()
+    collect(state, root)
+    assert (kept / "timestamp.txt").read_text() == honest.name.split("+")[2]
+
+
+def test_the_owner_is_checked_again_on_each_file_as_it_is_copied(release, private_exchange,
+                                                                  monkeypatch):
+    """A file swapped in after the check and before the copy (nbgrader leaves submission folders
+    writable by all) is caught on the opened file itself: that submission is refused, and the
+    rest of the class is collected."""
+    needs_root()
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+    state, (root, inbound) = release, private_exchange
+    now = utcnow() - datetime.timedelta(minutes=5)
+    plant(inbound, f"alice+{ASSIGNMENT}+{stamp(now)}", base())
+    swapped = plant(inbound, f"bob+{ASSIGNMENT}+{stamp(now)}", base())
+    os.chown(swapped / NOTEBOOK, 65534, 65534)
+    monkeypatch.setattr(exchange, "find_problem", lambda *args, **kwargs: None)  # as if checked
+    config = Config()
+    course.configure(config, REPO)
+    config.CourseDirectory.course_id = COURSE
+    config.Exchange.root = str(root)
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = ASSIGNMENT
+    exchange.SafeCollect(coursedir=coursedir, authenticator=Authenticator(config=config),
+                         config=config).start()
+    assert sorted(p.name for p in (state / "submitted").iterdir()) == ["alice"]
+    [refused] = identity.read_refusals(state / "submitted", ASSIGNMENT)
+    assert refused["student"] == "bob" and f"{NOTEBOOK} belongs to nobody" in refused["reason"]
+
+
+# ------------------------------------------------------------------ a shared exchange, real accounts
+
+ATTACK = """import os, sys
+inbound, folder, text, written = sys.argv[1:5]
+path = os.path.join(inbound, folder)
+os.makedirs(path, exist_ok=True)
+target = os.path.join(path, %r)
+if os.path.lexists(target):
+    os.unlink(target)  # nbgrader submit leaves every submission folder writable by all (0777)
+open(target, "w").write(text)
+if written:
+    open(os.path.join(path, "timestamp.txt"), "w").write(written)
+""" % NOTEBOOK
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("users")
+@pytest.mark.parametrize("who", ["root", "instructor"])
+def test_another_account_cannot_hand_in_work_as_a_learner_through_a_shared_exchange(
+        who, people):
+    """Attack 7 and variants, with real accounts on a shared exchange laid out as
+    docs/jupyterhub.md lays it out (a 1777 root, nbgrader's 2733 inbound). alice submits perfect
+    work twice and bob once, through ``nbgrader submit``. carol writes folders claiming to be
+    alice's later work (now, and in 2099), claims to be root, names a folder with a newline, and
+    swaps the notebook inside alice's latest folder, which nbgrader leaves writable by all. bob
+    dates a folder in 2099, writes a timestamp.txt earlier than its name (dodging lateness) and
+    hands in for a name with no account. Collect refuses each with the reason, takes alice's first
+    and bob's own submissions, and autograde lists every refusal: both score full marks, and
+    ``grades.csv`` holds exactly their two rows."""
+    names, homes, root = people
+    teacher = names["instructor"]
+    exchange_root = root / "exchange"
+    exchange_root.mkdir()
+    exchange_root.chmod(0o1777)
+    if who == "root":
+        state = root / "root-course"
+        state.mkdir(mode=0o700)
+
+        def instructor(*args, check=True):
+            done = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=900,
+                                  env={**os.environ, "ATTENTION_COURSE_STATE": str(state)})
+            assert not check or done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+            return done
+    else:
+        state = homes["instructor"] / "course"
+        run_as(teacher, homes["instructor"], "mkdir", "-p", str(state))
+
+        def instructor(*args, check=True):
+            return run_as(teacher, homes["instructor"], *args, cwd=REPO, check=check,
+                          env={"ATTENTION_COURSE_STATE": str(state)})
+    flags = [f"--Exchange.root={exchange_root}", f"--CourseDirectory.course_id={COURSE}"]
+    nbgrader = str(BIN / "nbgrader")
+    instructor(nbgrader, "generate_assignment", ASSIGNMENT, "--force",
+               f"--CourseDirectory.release_directory={state / 'release'}")
+    instructor(nbgrader, "release_assignment", ASSIGNMENT, "--force",
+               f"--CourseDirectory.release_directory={state / 'release'}", *flags)
+
+    def as_learner(role, *args):
+        return run_as(names[role], homes[role], *args)
+
+    def submit(role, notebook):
+        path = homes[role] / ASSIGNMENT / NOTEBOOK
+        path.write_text(json.dumps(notebook))
+        shutil.chown(path, names[role], names[role])
+        as_learner(role, "nbgrader", "submit", ASSIGNMENT, f"--course={COURSE}",
+                   f"--Exchange.root={exchange_root}")
+        time.sleep(1.1)
+
+    for role in ("alice", "bob"):
+        as_learner(role, "nbgrader", "fetch_assignment", ASSIGNMENT, f"--course={COURSE}",
+                   f"--Exchange.root={exchange_root}")
+    submit("alice", base())
+    submit("alice", base())
+    submit("bob", base())
+    inbound = inbound_of(exchange_root)
+    alice, bob, carol = names["alice"], names["bob"], names["carol"]
+    first, latest = sorted(p.name for p in inbound.iterdir() if p.name.startswith(alice + "+"))
+    blank = reference.release_notebook(ASSIGNMENT).read_text()
+
+    def attack(role, folder, written=""):
+        as_learner(role, str(BIN / "python"), "-c", ATTACK, str(inbound), folder, blank, written)
+        return folder
+
+    now = stamp(utcnow() - datetime.timedelta(seconds=1))
+    future = stamp(utcnow() + datetime.timedelta(days=365 * 73))
+    old = stamp(utcnow() - datetime.timedelta(days=30))
+    expected = {
+        attack("carol", f"{alice}+{ASSIGNMENT}+{now}", now): f"belongs to {carol}, not {alice}",
+        attack("carol", f"{alice}+{ASSIGNMENT}+{future}", future): f"belongs to {carol}",
+        attack("carol", f"root+{ASSIGNMENT}+{now}", now): f"belongs to {carol}, not root",
+        attack("carol", f"{alice}\n+{ASSIGNMENT}+{now}", now): "not a valid student id",
+        attack("carol", latest): f"{NOTEBOOK} belongs to {carol}, not {alice}",
+        attack("bob", f"{bob}+{ASSIGNMENT}+{future}", future): "in the future",
+        attack("bob", f"{bob}+{ASSIGNMENT}+{now}", old): "its timestamp.txt says",
+        attack("bob", f"ghost+{ASSIGNMENT}+{now}", now): "ghost is not an account",
+    }
+    collected = instructor(nbgrader, "collect", ASSIGNMENT, *flags)
+    log = collected.stdout + collected.stderr
+    assert f"{len(expected)} submission(s) of {ASSIGNMENT} refused" in log, log[-3000:]
+    submitted = state / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == sorted([alice, bob])
+    kept = (submitted / alice / ASSIGNMENT / "timestamp.txt").read_text()
+    assert kept == (inbound / first / "timestamp.txt").read_text()  # her first, untouched one
+    refused = {e["folder"]: e["reason"] for e in identity.read_refusals(submitted, ASSIGNMENT)}
+    assert set(refused) == set(expected)
+    for folder, words in expected.items():
+        assert words in refused[folder], (folder, refused[folder])
+
+    graded = instructor(str(BIN / "python"), "-m", "autograder", "autograde", ASSIGNMENT,
+                        "--require-sandbox", "--jobs", "2", "--cell-timeout", "10",
+                        "--call-timeout", "5", "--budget", "120")
+    report = graded.stdout
+    assert "refused, not graded" in report
+    for folder in expected:
+        assert identity.shown(folder) in report, folder
+    instructor(nbgrader, "export", f"--to={state / 'grades.csv'}")
+    rows = read_rows(state / "grades.csv")
+    assert {r["student_id"]: float(r["score"]) for r in rows} == {alice: FULL, bob: FULL}
+
+
+# ------------------------------------------------------------------ a bad name in submitted/
+
+BAD_NAMES = ["bob\n", FORGED, "\x1b]0;pwned\x07\x1b[2Kmallory", "a,b"]
+
+
+@pytest.mark.slow
+def test_a_bad_folder_name_in_submitted_stops_neither_grading_nor_recording(release, tmp_path):
+    """Attack 10 and variants: folders in ``submitted/`` (put there by hand, or by a collect
+    that did not check) whose names hold a newline, a carriage return and a forged row, terminal
+    control sequences, a comma. ``python -m autograder autograde`` grades and records the honest
+    learner, lists each bad folder escaped, and exits 0; the recording layer refuses such a name
+    on its own too. nbgrader's own autograde (which adds a student to the gradebook before any
+    grading step runs) grades the honest learner and reports the others refused; the export
+    then still parses into exactly the gradebook's rows."""
+    state = release
+    write_notebook(state / "submitted" / "alice" / ASSIGNMENT / NOTEBOOK, base())
+    for name in BAD_NAMES:
+        write_notebook(state / "submitted" / name / ASSIGNMENT / NOTEBOOK, base())
+    done = subprocess.run([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT,
+                           "--require-sandbox", "--cell-timeout", "10", "--call-timeout", "5",
+                           "--budget", "120"], cwd=REPO, capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "ATTENTION_COURSE_STATE": str(state)})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "refused, not graded" in done.stdout
+    for name in BAD_NAMES:
+        assert identity.shown(name) in done.stdout
+    assert "\x1b" not in done.stdout + done.stderr
+    with gradebook(state) as book:
+        assert [s.id for s in book.students] == ["alice"]
+        assert book.find_submission(ASSIGNMENT, "alice").score == FULL
+
+    from autograder import grade
+    with pytest.raises(course.RecordingFailed, match="not recorded: 'bob\\\\n' is not a valid"):
+        course.record(ASSIGNMENT, ["alice", "bob\n"], grade.Options(sandbox="require"), state)
+
+    shutil.rmtree(state / "autograded")
+    direct = course.nbgrader("autograde", ASSIGNMENT, state=state, check=False)
+    assert direct.returncode != 0 and "refused, not graded" in direct.stdout + direct.stderr
+    assert (state / "autograded" / "alice" / ASSIGNMENT / NOTEBOOK).is_file()
+    with gradebook(state) as book:
+        ids = sorted(s.id for s in book.students)
+        assert book.find_submission(ASSIGNMENT, "alice").score == FULL
+    assert len(ids) > 1  # nbgrader added some of them: the export must hold still
+    course.nbgrader("export", f"--to={tmp_path / 'grades.csv'}", state=state)
+    assert sorted(r["student_id"] for r in read_rows(tmp_path / "grades.csv")) == ids
+
+
+# ------------------------------------------------------------------ script in the instructor's browser
+
+HOOK = "window.__hits = []; window.__hit = (n) => window.__hits.push(n);"
+
+
+def hostile_notebook(port):
+    """The reference notebook with, everywhere a learner can put text, something that would run
+    script in whoever views it: ``js(n)`` calls ``__hit(n)`` in the page and asks the listener
+    on ``port`` for ``/n``, so a payload that ran is seen even from another origin."""
+    counter = iter(range(1, 10_000))
+
+    def js(n=None):
+        n = next(counter) if n is None else n
+        return f"try{{top.__hit({n})}}catch(e){{}};new Image().src='http://127.0.0.1:{port}/{n}'"
+
+    def html_attacks():
+        return [
+            f'<img src=x onerror="{js()}">', f'<svg onload="{js()}"><script>{js()}</script></svg>',
+            f"<script>{js()}</script>", f'<iframe src="javascript:{js()}"></iframe>',
+            f'<iframe srcdoc="<script>{js()}</script>"></iframe>',
+            f'<a href="javascript:{js()}">click</a>',
+            f'<details open ontoggle="{js()}"><summary>s</summary>d</details>',
+            f'<object data="javascript:{js()}"></object>', f'<embed src="javascript:{js()}">',
+            f'<input autofocus onfocus="{js()}">', f'<video><source onerror="{js()}"></video>',
+            f'<math><mtext><table><mglyph><style><img src=x onerror="{js()}">',
+            f'<noscript><p title="</noscript><img src=x onerror={js()}>">',
+            f'<!--><img src=x onerror="{js()}">-->', f'<body onload="{js()}">',
+            f'<meta http-equiv="refresh" content="0;url=javascript:{js()}">',
+            f'<form><button formaction="javascript:{js()}">b</button></form>',
+            f'<div style="background:url(javascript:{js()})">x</div>',
+            f'<base href="javascript:{js()}//">', f'</div></div></div><script>{js()}</script>',
+            f'<img src="x` `<script>{js()}</script>"` `>',
+        ]
+
+    def markdown_attacks():
+        return [*html_attacks(), f"[link](javascript:{js()})", f"![image](javascript:{js()})",
+                f'<http://x" onmouseover="{js()}>', f"`</code><script>{js()}</script>`",
+                f"$</span><img src=x onerror=\"{js()}\">$"]
+
+    notebook = with_answer(
+        "def row_normalize(X):\n"
+        f"    raise RuntimeError({' '.join(html_attacks() + markdown_attacks()[-5:])!r})\n")
+    displays = [
+        ({"text/html": "".join(html_attacks()), "text/plain": "html"}, {}),
+        ({"text/html": "".join(html_attacks())}, {"text/html": {"isolated": True}}),
+        ({"text/markdown": "\n\n".join(markdown_attacks())}, {}),
+        ({"application/javascript": js()}, {}),
+        ({"image/svg+xml": f'<svg xmlns="http://www.w3.org/2000/svg" onload="{js()}">'
+                           f"<script>{js()}</script></svg>"}, {}),
+        ({"image/png": f'AAAA" onerror="{js()}" x="'},
+         {"image/png": {"width": f"1 onerror={js()}", "alt": f'"><img src=x onerror="{js()}">'}}),
+        ({"image/jpeg": "AAAA", "text/plain": "j"}, {"filenames": {"image/jpeg": f'x" onerror="{js()}'}}),
+        ({"text/latex": f'</div><img src=x onerror="{js()}">'}, {}),
+        ({"application/vnd.jupyter.widget-view+json": {"model_id": f"</script><script>{js()}</script>"}},
+         {}),
+        ({"text/html": ["<b>", f'<img src=x onerror="{js()}">', "</b>"]}, {}),
+    ]
+    source = "from IPython.display import display\n" + "".join(
+        f"display({data!r}, raw=True, metadata={metadata!r})\n" for data, metadata in displays)
+    source += f"print({html_attacks()[0]!r})\n"
+    notebook = with_extra_cell(source, answer=notebook_answer(notebook))
+    cells = notebook["cells"]
+    extra = next(i for i, c in enumerate(cells) if c["source"] == source)
+    cells[extra]["metadata"]["tags"] = [f'"><img src=x onerror="{js()}">']
+    for cell in cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+        if grade_id.startswith("q_") or "Your prediction" in "".join(cell["source"]):
+            cell["source"] = "\n\n".join(markdown_attacks())  # a written answer, a prediction
+    cells.append({"cell_type": "markdown", "metadata": {}, "source": "![a](attachment:a.png)",
+                  "attachments": {"a.png": {f'image/png;" onerror="{js()}" x="': "AAAA"}}})
+    cells.append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                  "source": f"raise ValueError({html_attacks()[2]!r})"})
+    return notebook
+
+
+def notebook_answer(notebook):
+    return next(c["source"] for c in notebook["cells"]
+                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "row_normalize")
+
+
+@pytest.fixture(scope="module")
+def hostile_class(tmp_path_factory, listener):
+    """A class of two graded by the course and given feedback by nbgrader: honest (full marks)
+    and mallory (the hostile notebook, whose function raises)."""
+    from autograder import grade, sandbox
+    if not sandbox.available():
+        pytest.skip("bubblewrap is not installed: the class cannot be graded here")
+    port, hits = listener
+    state = tmp_path_factory.mktemp("hostile") / "course"
+    state.mkdir()
+    course.nbgrader("generate_assignment", ASSIGNMENT, "--force",
+                    f"--CourseDirectory.release_directory={state.parent / 'release'}", state=state)
+    write_notebook(state / "submitted" / "honest" / ASSIGNMENT / NOTEBOOK, base())
+    write_notebook(state / "submitted" / "mallory" / ASSIGNMENT / NOTEBOOK, hostile_notebook(port))
+    course.autograde(ASSIGNMENT, jobs=2, state=state, progress=False, options=grade.Options(
+        sandbox="require", cell_timeout=20, call_timeout=5, budget=120))
+    course.nbgrader("generate_feedback", ASSIGNMENT, state=state)
+    return state, hits
+
+
+@pytest.mark.slow
+def test_learner_text_lands_escaped_and_honest_grading_is_unchanged(hostile_class):
+    """Attack 9's source: the exception text a learner's code raised reaches the check cell's
+    feedback table as text (entities and escapes), never as markup; the honest learner keeps
+    full marks and mallory earns nothing."""
+    state, _ = hostile_class
+    with gradebook(state) as book:
+        assert book.find_submission(ASSIGNMENT, "honest").score == FULL
+        assert book.find_submission(ASSIGNMENT, "mallory").score == 0
+    autograded = json.loads((state / "autograded" / "mallory" / ASSIGNMENT / NOTEBOOK).read_text())
+    [table] = ["".join(o["data"]["text/markdown"]) for c in autograded["cells"]
+               if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_row_normalize"
+               for o in c["outputs"] if "text/markdown" in o.get("data", {})]
+    assert "&lt;img src\\=x onerror\\=" in table and "<img" not in table and "<script" not in table
+    rendered = sanitize.clean_html(html_of_markdown(table))
+    assert "onerror" in rendered and "<img" not in rendered  # shown, as text
+
+
+def html_of_markdown(text):
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    return markdown2html_mistune(text)
+
+
+def test_markdown_text_renders_as_exactly_its_text():
+    """Escaped learner text renders as that text (up to how markdown spaces it), never markup."""
+    import random
+    import re
+    from html import unescape
+    generator = random.Random(0)
+    alphabet = "ab <>&\"'`*_[]()!#|\\~-+.=:/\n$%{}^@;,?"
+    samples = ["<img src=x onerror=alert(1)>", "| a | b |", "[x](javascript:alert(1))", "**bold**",
+               "`code`", "a\\*b", "&lt;", "<!-- c -->", "# heading", "1. item", "- item"]
+    samples += ["".join(generator.choice(alphabet) for _ in range(40)) for _ in range(300)]
+    for sample in samples:
+        rendered = html_of_markdown(sanitize.markdown_text(sample))
+        assert "<img" not in rendered and "<a " not in rendered and "<script" not in rendered
+        text = unescape(rendered.replace("<br />", "\n").replace("<br>", "\n")
+                        .removeprefix("<p>").removesuffix("</p>\n"))
+        def spaced(value):
+            return re.sub(r"\s+", " ", value).strip()
+        assert spaced(text) == spaced(sample), (sample, rendered)
+
+
+def test_the_course_own_markdown_renders_the_same_once_sanitised():
+    """Every markdown cell of every released notebook (hints in <details>, tables, math) gives
+    the same HTML with the sanitiser as without, but for headings' anchor ids."""
+    import re
+    import nbformat
+    from nbconvert import HTMLExporter
+    exporter = HTMLExporter()
+    for assignment in reference.assignments():
+        notebook = nbformat.read(reference.release_notebook(assignment), as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type == "markdown":
+                html = exporter.markdown2html({"cell": cell}, cell.source)
+                assert sanitize.clean_html(html) == re.sub(r' id="[^"]*"', "", html)
+
+
+def test_feedback_tables_of_honest_work_read_as_before():
+    tests = [results.TestResult("row_normalize: rows sum to one", "row_normalize", 2.0, 2.0,
+                                "passed", ""),
+             results.TestResult("row_normalize: zero rows", "row_normalize", 0.0, 1.0, "failed",
+                                "the output of row_normalize with zero rows is nan")]
+    rendered = html_of_markdown(feedback_markdown("row_normalize", tests))
+    assert "<code>row_normalize</code>" in rendered and "<table>" in rendered
+    assert "rows sum to one" in rendered and "the output of row_normalize with zero rows is nan" \
+        in rendered and "2 / 2" in rendered
+
+
+def test_cleaning_keeps_markup_and_drops_what_could_act():
+    html = ('<p class="x" id="notebook" style="position:fixed" title="t">a <b>b</b></p>'
+            '<a href="https://example.org">ok</a><a href="data:text/html,x">no</a>'
+            '<img src="data:image/png;base64,AAAA" alt="i"><img src="https://tracker.example/p.png">'
+            '<details open><summary>s</summary>d</details><table><tr><td colspan="2">1</td></tr></table>')
+    cleaned = sanitize.clean_html(html)
+    assert '<p class="x" title="t">a <b>b</b></p>' in cleaned  # no id, no style
+    assert '<a href="https://example.org">ok</a>' in cleaned and "<a>no</a>" in cleaned
+    assert '<img src="data:image/png;base64,AAAA" alt="i">' in cleaned
+    assert "tracker" not in cleaned  # no image is fetched from elsewhere when a page opens
+    assert "<details open" in cleaned and '<td colspan="2">1</td>' in cleaned
+
+
+LIVE = """() => {
+    const root = document.querySelector('#notebook-container');
+    const all = [root, ...root.querySelectorAll('*')];
+    const attributes = (e) => [...e.attributes];
+    // what cells render (the formgrader's own score inputs and buttons sit around them)
+    const rendered = [...root.querySelectorAll('.text_cell_render, .output_subarea, .input_area')];
+    const active = 'script, iframe, object, embed, frame, base, meta, form, link, style, svg, '
+                   + 'math, input, button, textarea, select';
+    return {
+        handlers: all.filter(e => attributes(e).some(a => a.name.toLowerCase().startsWith('on'))).length,
+        scripts: rendered.map(e => e.querySelectorAll(active).length).reduce((a, b) => a + b, 0),
+        cells: rendered.length,
+        urls: all.filter(e => attributes(e).some(a => /^\\s*(javascript|vbscript):/i.test(a.value)
+                                                 || /^(src|srcdoc|formaction)$/i.test(a.name)
+                                                    && !/^data:image\\//.test(a.value))).length,
+        hits: window.__hits, text: root.innerText,
+    };
+}"""
+
+
+def no_script_ran(page, url, hits):
+    page.add_init_script(HOOK)
+    page.goto(url)
+    page.wait_for_selector("#notebook-container", timeout=120_000)
+    page.mouse.move(200, 300)
+    page.mouse.move(600, 500)
+    page.keyboard.press("Tab")
+    page.wait_for_timeout(3000)  # an image that fails to load fires its onerror by then
+    found = page.evaluate(LIVE)
+    assert found["hits"] == [] and list(hits) == [], f"script ran: {found['hits']} {list(hits)}"
+    assert (found["handlers"], found["scripts"], found["urls"]) == (0, 0, 0), found
+    assert found["cells"] > 10, "the page shows no cells"
+    return found["text"]
+
+
+@pytest.mark.slow
+def test_the_formgrader_and_feedback_pages_of_a_hostile_submission_run_no_script(hostile_class,
+                                                                                  tmp_path):
+    """Attack 9 in Chromium: the formgrader's page of mallory's submission and the feedback page
+    both learners fetch. A handler that would record a hit never runs, no element carries an
+    event handler, a script, a frame or a javascript: URL, and the attempts show as text; the
+    honest learner's pages are held to the same."""
+    from test_browser import BROWSER_ARGS, CHROMIUM, TOKEN, jupyterlab, playwright
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    state, hits = hostile_class
+    with gradebook(state) as book:
+        submissions = {student: book.find_submission_notebook(
+            NOTEBOOK.removesuffix(".ipynb"), ASSIGNMENT, student).id for student in
+            ("honest", "mallory")}
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        try:
+            with jupyterlab(REPO, REPO, tmp_path, {"ATTENTION_COURSE_STATE": str(state)}) as url:
+                for student, submission in submissions.items():
+                    page = browser.new_page()
+                    text = no_script_ran(
+                        page, f"{url}/formgrader/submissions/{submission}?token={TOKEN}", hits)
+                    assert ("onerror" in text) == (student == "mallory")
+                    page.close()
+            for student in submissions:
+                [feedback] = (state / "feedback" / student / ASSIGNMENT).glob("*.html")
+                page = browser.new_page()
+                text = no_script_ran(page, feedback.as_uri(), hits)
+                assert ("onerror" in text) == (student == "mallory")
+                page.close()
+        finally:
+            browser.close()
