@@ -16,8 +16,8 @@ ENGINE = Path(__file__).resolve().parent
 SUITES = ENGINE / "suites"
 # The modules a score depends on. Others (demo, report, bench, course, the command line, the
 # output formats) only move results around.
-GRADING_MODULES = ("agent.py", "catalogue.py", "flags.py", "grade.py", "kernel.py", "notebook.py",
-                   "sandbox.py", "suite.py", "testing.py", "wire.py")
+GRADING_MODULES = ("agent.py", "catalogue.py", "flags.py", "grade.py", "kernel.py", "launcher.py",
+                   "notebook.py", "relay.py", "sandbox.py", "suite.py", "testing.py", "wire.py")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from . import grade as engine
-from . import lifetime
+from . import lifetime, sandbox
 from .result import Result
 
 
@@ -55,7 +55,9 @@ def grade_many(paths: list, assignment: str | None = None, options: engine.Optio
     called as each result is known (and kept), in this process.
     """
     options = options or engine.Options()
-    options.confinement()  # refuse (require) or warn (auto) once, before any work
+    mode = options.confinement()  # refuse (require) or warn (auto) once, before any work
+    if progress:  # which mechanism holds each kernel's total memory and processes here
+        print(sandbox.limits_statement(mode, options.limits), file=sys.stderr)
     lifetime.clear_leftovers(state)  # what an earlier, killed run left behind
     results: list = [None] * len(paths)
     todo = []

@@ -276,15 +276,15 @@ class MistakeTable(dict):
         record of its last call is kept as it was, since the suite may still inspect it."""
         learner = self.learner
         function = learner if callable(learner) else getattr(learner, self.exercise)
-        last = getattr(learner, "last", None)
+        last = getattr(learner, "_last", None)  # not `last`: reading that labels the test
         try:
             value = function(*args, **kwargs)
             return value[self.pick] if self.pick is not None else value
         except Exception:
             return None
         finally:
-            if hasattr(learner, "last"):
-                learner.last = last
+            if hasattr(learner, "_last"):
+                learner._last = last
 
 
 def filled_notebook(assignment, replacements=None):

@@ -13,12 +13,12 @@ import os
 import time
 from pathlib import Path
 
-from . import flags as source_flags
 from .assignment import Assignment
 from .result import Result
 from . import notebook as nbio
 from . import reference, suite
 from . import sandbox as confinement
+from . import relay
 from .kernel import CallFailed, KernelSession
 
 # Stage timings for `make bench` (autograder/bench.py), never part of a result: a callable
@@ -51,6 +51,7 @@ class Options:
     call_timeout: float = 20.0       # one call from the hidden suite
     budget: float = 600.0            # everything: start, cells, replays after crashes, suite
     max_restarts: int = 3            # kernel crashes survived before giving up
+    received_bytes: int = relay.MAX_TOTAL_BYTES  # all a notebook's kernels may send the grader
     limits: confinement.Limits = dataclasses.field(default_factory=confinement.Limits)
     private: tuple = ()              # course folders to cover should they ever be visible
 
@@ -71,7 +72,8 @@ class Execution:
         self.options = options
         self.deadline = deadline
         self.session = KernelSession(mode=options.confinement(), limits=options.limits,
-                                     private=(*options.private, *_course_folders()))
+                                     private=(*options.private, *_course_folders()),
+                                     received_bytes=options.received_bytes)
         self.good_cells = []   # sources that ran cleanly, replayed after a crash
         self.errors = []
         self.gave_up = ""
@@ -103,11 +105,14 @@ class Execution:
                 self.good_cells.append(cell["source"])
             if result.died and not self._revive():
                 break
-        if self.session.alive() and self.session.execute(AGENT_CHECK, 10).error:
+        if self.session.alive() and self.session.execute(
+                AGENT_CHECK, max(0.1, min(10.0, self.remaining()))).error:
             self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
         _stage("execute", started)
 
     def _revive(self):
+        if self.session.exhausted():
+            return self._give_up(self.session.exhausted())
         if self.session.restarts >= self.options.max_restarts:
             return self._give_up(f"the kernel crashed {self.session.restarts + 1} times; "
                                  f"grading stopped calling your functions")
@@ -208,7 +213,10 @@ def grade_notebook(path: str | Path, assignment: str | None = None, options: Opt
     errors, executed, problem, flags = [], None, None, []
     try:
         raw = nbio.read_regular(path, root=root)
-        submitted = nbio.parse(raw)
+        # Parsed and flagged in a child process bounded in memory and time (never here).
+        submitted, flags = nbio.read_submission(raw, max(1.0, min(
+            3 * nbio.READ_CPU_SECONDS, options.budget - (time.monotonic() - started))))
+        del raw
         released = nbio.load(reference.release_notebook(assignment))
         executed, notes = nbio.restore_locked(submitted, released)
         errors += notes
@@ -225,8 +233,6 @@ def grade_notebook(path: str | Path, assignment: str | None = None, options: Opt
             return result, stored["executed"]
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged entry is graded again
-    if problem is None:
-        flags = source_flags.scan(submitted)  # a cached result has its own
     execution = None
     deadline = started + options.budget
     try:

@@ -1,10 +1,14 @@
 """A learner's kernel: start it confined, run cells with timeouts, call functions through the wire.
 
-The kernel is an ordinary IPython kernel started inside the sandbox (:mod:`autograder.sandbox`).
-Its sockets live in the sandbox's own scratch tmpfs, which nothing on the host can write to; the
-grader reaches them through ``/proc/<pid>/root``, the sandbox's root as the host sees it. Every
-socket the grader opens refuses messages over :data:`MAX_MESSAGE_BYTES`, so no single output can
-swell the grader's memory.
+The kernel is an ordinary IPython kernel started inside the sandbox (:mod:`autograder.sandbox`)
+by :mod:`autograder.launcher`, which forbids it new processes and serves its channels on
+listening sockets the grader made in its own runtime folder and handed over as descriptors: the
+grader never connects to a path the kernel could create, replace or link. What the kernel sends
+reaches the grader through :class:`relay.Relay`, which closes a connection over
+:data:`relay.MAX_MESSAGE_BYTES` per message or :data:`relay.MAX_TOTAL_BYTES` per submission before
+anything is buffered; each of the grader's sockets queues at most :data:`RECEIVE_QUEUE` messages,
+and each message's JSON is counted before it is parsed (:func:`wire.loads`). Every loop that
+reads from the kernel has a deadline within the time it was given.
 
 Every way a kernel can misbehave (a cell that never returns, a crash, an exit, a flood of output,
 replies that are not replies) ends in a :class:`CellResult` or :class:`CallFailed` with a sentence
@@ -28,12 +32,14 @@ from jupyter_client import BlockingKernelClient
 from zmq.utils.monitor import recv_monitor_message
 from jupyter_client.connect import write_connection_file
 
-from . import agent, lifetime, sandbox, wire
+from . import agent, launcher, lifetime, relay, sandbox, wire
 
 MAX_OUTPUT_CHARS = 20_000       # of one cell's outputs; the rest is dropped with a note
 MAX_NOTEBOOK_OUTPUT_CHARS = 2_000_000  # of all cells' outputs together
-MAX_MESSAGE_BYTES = wire.MAX_REPLY_CHARS + (1 << 20)  # zmq drops (and reconnects) above this
+MAX_MESSAGE_BYTES = relay.MAX_MESSAGE_BYTES
+RECEIVE_QUEUE = 2  # messages each of the grader's sockets holds before the kernel must wait
 IDLE_GRACE = 1.0  # seconds to wait for iopub's idle message after the shell's execute_reply
+DRAIN_SECONDS = 0.5  # the most spent dropping what an earlier request left unread
 
 
 @dataclasses.dataclass
@@ -120,7 +126,8 @@ class CallFailed(Exception):
 class KernelSession:
     """One learner kernel, started confined, with its own runtime folder on the host."""
 
-    def __init__(self, mode=sandbox.LIMITS, limits=None, private=(), startup_timeout=60):
+    def __init__(self, mode=sandbox.LIMITS, limits=None, private=(), startup_timeout=60,
+                 received_bytes=relay.MAX_TOTAL_BYTES):
         self.mode = mode  # sandbox.BUBBLEWRAP, USER or LIMITS
         self.limits = limits or sandbox.Limits()
         self.private = tuple(str(p) for p in private)  # folders to cover if ever made visible
@@ -132,6 +139,8 @@ class KernelSession:
         self.runtime = None
         self.seeds = []
         self.monitor = None
+        self.relay = None
+        self.allowance = relay.Allowance(received_bytes)  # for all its kernels, restarts included
         self.restarts = 0
         self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
 
@@ -164,36 +173,41 @@ class KernelSession:
         if self.mode == sandbox.USER:
             for path in (self.home, *self.home.rglob("*")):
                 os.chown(path, self.uid, self.uid)
+        ports = {channel: info[f"{channel}_port"] for channel in relay.CHANNELS}
+        self.relay = relay.Relay(self.runtime, self.allowance, ports)
+        descriptors = self.relay.descriptors()
         self.cgroup = sandbox.Cgroup(f"attention-{os.getpid()}-{secrets.token_hex(4)}",
                                      self.limits)
-        command = self._command(connection)
+        command = self._command(connection, {ports[c]: fd for c, fd in descriptors.items()})
         log = open(self.runtime / "kernel.log", "wb")
         try:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=self._launch_environment(), cwd=str(self.runtime if self.sandboxed
                                                          else self.home),
-                start_new_session=True, close_fds=True)
+                start_new_session=True, close_fds=True, pass_fds=tuple(descriptors.values()))
+        except OSError as error:
+            self.shutdown()
+            raise CallFailed(f"the kernel could not be started ({error})", "start") from None
         finally:
             log.close()
-        info = dict(info)
-        if self.sandboxed:
-            root = self._sandbox_root(timeout or self.startup_timeout)
-            info["ip"] = f"/proc/{root}/root{inside}"
+        self.relay.start()  # the kernel holds its sockets now; the grader's copies close
         self.context = zmq.Context()
         self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        self.context.setsockopt(zmq.RCVHWM, RECEIVE_QUEUE)
         self.context.setsockopt(zmq.LINGER, 0)
         self.client = BlockingKernelClient(context=self.context)
-        self.client.load_connection_info(info)
-        self.client.start_channels(hb=False)
+        self.client.load_connection_info(dict(info, ip=self.relay.address))
+        self.client.session.unpack = wire.loads  # counted before it is parsed
+        self.client.start_channels(stdin=False, hb=False)
         self.monitor = self.client.iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._wait_ready(timeout or self.startup_timeout)
         self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
         return self
 
-    def _command(self, connection):
-        kernel = [sys.executable, "-m", "ipykernel_launcher", "-f",
-                  sandbox.INSIDE_CONNECTION if self.sandboxed else str(connection)]
+    def _command(self, connection, descriptors):
+        kernel = launcher.command(sys.executable, descriptors, sandbox.INSIDE_CONNECTION
+                                  if self.sandboxed else connection)
         # Limits are set on the kernel itself, inside the sandbox's user namespace where there is
         # one: set on bubblewrap, the process limit would count every process of the grading
         # user, and one learner's fork bomb would stop another's kernel from starting.
@@ -215,42 +229,37 @@ class KernelSession:
             return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         return sandbox.kernel_environment(str(self.home), {"JPY_PARENT_PID": str(os.getpid())})
 
-    def _sandbox_root(self, timeout):
-        """The pid of the sandbox's first process, whose /proc root is the sandbox's root."""
-        deadline = time.monotonic() + timeout
-        pid = self.process.pid
-        while time.monotonic() < deadline:
-            try:
-                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-            except OSError:
-                children = []
-            if children:
-                return int(children[0])
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.005)
-        tail = self._log_tail()
-        self.shutdown()
-        raise CallFailed("the sandbox did not start" + tail, "start")
-
     def _wait_ready(self, timeout):
         deadline = time.monotonic() + timeout
         msg_id = self.client.kernel_info()
         while time.monotonic() < deadline:
-            try:
-                reply = self.client.get_shell_msg(timeout=0.1)
-            except queue.Empty:
+            reply = self._next("shell", min(0.1, max(0.0, deadline - time.monotonic())))
+            if reply is None:
                 if self.process.poll() is not None:
                     break
                 continue
-            if reply["parent_header"].get("msg_id") == msg_id:
-                self._drain_iopub()
+            if _parent(reply) == msg_id:
+                self._drain("iopub", deadline)
                 return
         tail = self._log_tail()
         exited = self.process.poll() is not None
         self.shutdown()
         raise CallFailed(("the kernel exited while starting" if exited else
                           f"the kernel did not start within {timeout:g} s") + tail, "start")
+
+    def _next(self, channel, timeout):
+        """The next message on ``channel`` ("shell" or "iopub") within ``timeout`` seconds, or
+        None. A message that cannot be read (a bad signature, JSON with too many values) is
+        consumed and comes back as an empty dict, so that a reader's deadline still holds."""
+        get = self.client.get_shell_msg if channel == "shell" else self.client.get_iopub_msg
+        try:
+            message = get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return None
+        except (ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError,
+                zmq.ZMQError):
+            return {}
+        return message if isinstance(message, dict) else {}
 
     def _log_tail(self):
         try:
@@ -259,12 +268,13 @@ class KernelSession:
             return ""
         return f" ({text.strip()})" if text.strip() else ""
 
-    def _iopub_dropped(self):
+    def _iopub_dropped(self, deadline):
         """Whether the kernel's publisher was dropped, and iopub had to be connected again.
 
-        A subscriber that refuses a message over :data:`MAX_MESSAGE_BYTES` is disconnected for
-        good; this notices (a socket monitor) and connects a fresh one, which the kernel greets
-        with ``iopub_welcome`` once it is subscribed. What was published in between is lost."""
+        A connection that breaks a limit of the relay (or of zmq) is closed; this notices (a
+        socket monitor) and connects a fresh subscriber, which the kernel greets with
+        ``iopub_welcome`` once it is subscribed, waiting at most until ``deadline``. What was
+        published in between is lost."""
         try:
             recv_monitor_message(self.monitor, zmq.NOBLOCK)
         except zmq.Again:
@@ -277,13 +287,11 @@ class KernelSession:
         channel = self.client.iopub_channel
         channel.start()
         self.monitor = channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        deadline = time.monotonic() + 2
+        deadline = min(deadline, time.monotonic() + 2)
         while time.monotonic() < deadline:
-            try:
-                if channel.get_msg(timeout=0.1)["msg_type"] == "iopub_welcome":
-                    break
-            except (queue.Empty, KeyError, TypeError):
-                continue
+            message = self._next("iopub", min(0.1, deadline - time.monotonic()))
+            if message and message.get("msg_type") == "iopub_welcome":
+                break
         return True
 
     def shutdown(self):
@@ -305,12 +313,14 @@ class KernelSession:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        if self.relay is not None:
+            self.relay.close()
         if self.cgroup is not None:
             self.cgroup.close()  # whatever the kernel started dies with it
         if self.runtime is not None:
             shutil.rmtree(self.runtime, ignore_errors=True)
         self.process = self.client = self.context = self.cgroup = self.runtime = None
-        self.monitor = None
+        self.monitor = self.relay = None
 
     def start_with_retry(self, timeout=None, attempts=3):
         """:meth:`start`, tried again when the machine itself failed to start the kernel (a
@@ -330,7 +340,15 @@ class KernelSession:
         self.start_with_retry(timeout)
 
     def alive(self):
-        return self.process is not None and self.process.poll() is None
+        return (self.process is not None and self.process.poll() is None
+                and not self.allowance.exhausted)
+
+    def exhausted(self):
+        """Why grading stopped listening to this submission's kernels, or "" while it listens."""
+        if not self.allowance.exhausted:
+            return ""
+        return (f"its kernel sent the grader more than {self.allowance.total >> 20} MiB in all; "
+                f"the grader stopped listening to it")
 
     def __enter__(self):
         return self.start()
@@ -339,44 +357,45 @@ class KernelSession:
         self.shutdown()
 
     # ------------------------------------------------------------ running code
-    def _drain_iopub(self):
-        while True:  # drop anything left over from an earlier, interrupted request
-            try:
-                self.client.get_iopub_msg(timeout=0)
-            except queue.Empty:
-                return
+    def _drain(self, channel, deadline):
+        """Drop what an earlier, interrupted request left on ``channel``, for at most
+        :data:`DRAIN_SECONDS` and never past ``deadline``: a kernel that never stops sending
+        cannot hold the grader here (what is left is told apart by its parent's id)."""
+        deadline = min(deadline, time.monotonic() + DRAIN_SECONDS)
+        while time.monotonic() < deadline and self._next(channel, 0) is not None:
+            pass
 
     def _run(self, code, timeout, on_output):
         """Execute ``code``; hand every output to ``on_output``; return (error, timed_out, died).
 
         The cell is over when iopub says the kernel is idle again, or shortly after the shell's
-        execute_reply when iopub's idle message was lost (a subscriber that refused an oversized
-        message is disconnected, and misses what is published before it reconnects)."""
+        execute_reply when iopub's idle message was lost (a subscriber whose connection was
+        closed for breaking a limit misses what is published before it reconnects). Nothing
+        here waits past ``timeout``, but the interrupt that follows it (:meth:`_interrupt`)."""
         if not self.alive():
             return "the kernel is not running", False, True
-        self._drain_iopub()
-        self._drain_shell()
+        deadline = time.monotonic() + timeout
+        self._drain("iopub", deadline)
+        self._drain("shell", deadline)
         msg_id = self.client.execute(code, store_history=False, allow_stdin=False,
                                      stop_on_error=False)
-        deadline = time.monotonic() + timeout
         error, replied = "", None
         while True:
             now = time.monotonic()
             if deadline - now <= 0:
                 return error, True, self._interrupt(msg_id)
-            if replied is None and self._replied(msg_id):
+            if replied is None and self._replied(msg_id, deadline):
                 replied = now
             if replied is not None and now - replied > IDLE_GRACE:
                 return error, False, False
-            self._iopub_dropped()
-            try:
-                msg = self.client.get_iopub_msg(timeout=min(0.1, deadline - now))
-            except queue.Empty:
+            self._iopub_dropped(deadline)
+            msg = self._next("iopub", min(0.1, deadline - time.monotonic()))
+            if msg is None:
                 if not self.alive():
                     return error, False, True
                 continue
             try:  # the kernel can send anything: read only well-formed messages
-                if msg["parent_header"].get("msg_id") != msg_id:
+                if _parent(msg) != msg_id:
                     continue
                 kind, content = msg["msg_type"], msg["content"]
                 if kind == "status" and content.get("execution_state") == "idle":
@@ -391,24 +410,17 @@ class KernelSession:
                 error = f"{output['ename']}: {output['evalue']}"[:500]
             on_output(output)
 
-    def _replied(self, msg_id):
-        while True:
-            try:
-                msg = self.client.get_shell_msg(timeout=0)
-            except queue.Empty:
+    def _replied(self, msg_id, deadline):
+        """Whether the shell holds the reply to ``msg_id``, reading it for at most
+        :data:`DRAIN_SECONDS` (and never past ``deadline``)."""
+        deadline = min(deadline, time.monotonic() + DRAIN_SECONDS)
+        while time.monotonic() < deadline:
+            msg = self._next("shell", 0)
+            if msg is None:
                 return False
-            try:
-                if msg["parent_header"].get("msg_id") == msg_id:
-                    return True
-            except (AttributeError, KeyError, TypeError):
-                continue
-
-    def _drain_shell(self):
-        while True:
-            try:
-                self.client.get_shell_msg(timeout=0)
-            except queue.Empty:
-                return
+            if _parent(msg) == msg_id:
+                return True
+        return False
 
     def execute(self, code, timeout):
         """Run a cell; collect its outputs within the caps; never raise for what the code does."""
@@ -431,8 +443,8 @@ class KernelSession:
         if timed_out:
             return CellResult(outputs, f"timed out after {timeout:g} s", timed_out=True, died=died)
         if died:
-            return CellResult(outputs, "the kernel died (crashed, exited, or ran out of memory "
-                              "or CPU time)", died=True)
+            return CellResult(outputs, self.exhausted() or "the kernel died (crashed, exited, "
+                              "or ran out of memory or CPU time)", died=True)
         return CellResult(outputs, error)
 
     def _interrupt(self, msg_id):
@@ -442,12 +454,9 @@ class KernelSession:
             self.client.control_channel.send(message)
             deadline = time.monotonic() + 3
             while time.monotonic() < deadline:
-                try:
-                    msg = self.client.get_iopub_msg(timeout=0.25)
-                except queue.Empty:
-                    continue
-                if (msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status"
-                        and msg["content"].get("execution_state") == "idle"):
+                msg = self._next("iopub", min(0.25, deadline - time.monotonic()))
+                if (msg and _parent(msg) == msg_id and msg.get("msg_type") == "status"
+                        and (msg.get("content") or {}).get("execution_state") == "idle"):
                     return False
         except Exception:
             pass
@@ -481,6 +490,8 @@ class KernelSession:
             return found[0]
         if timed_out:
             raise CallFailed(f"did not return within {timeout:g} s", "timeout")
+        if self.exhausted():
+            raise CallFailed(f"was not called: {self.exhausted()}", "flood")
         if died:
             raise CallFailed("crashed the kernel (it exited, or ran out of memory or CPU time)",
                              "crashed")
@@ -492,6 +503,15 @@ class KernelSession:
     def install_agent(self, timeout=30):
         if self.alive():
             self.execute(agent.bootstrap(), timeout)
+
+
+def _parent(message):
+    """The id of the request a message answers, or None for anything malformed."""
+    try:
+        parent = message["parent_header"].get("msg_id")
+    except (AttributeError, KeyError, TypeError):
+        return None
+    return parent if isinstance(parent, str) else None
 
 
 def _output_from(kind, content):

@@ -44,7 +44,7 @@ def feedback_markdown(exercise, tests):
     name = f"`{exercise}`" if exercise.isidentifier() else sanitize.markdown_text(exercise)
     lines = [f"**Hidden tests of {name}**", "", "| test | points | |", "|---|---|---|"]
     for test in tests:
-        mark = "passed" if test.passed else sanitize.markdown_text(test.feedback)
+        mark = sanitize.markdown_text(test.feedback) if test.feedback else "passed"
         lines.append(f"| {sanitize.markdown_text(test.name.split(': ', 1)[-1])} | "
                      f"{test.score:g} / {test.max_score:g} | {mark} |")
     return "\n".join(lines)

@@ -1,6 +1,10 @@
 """Read a submitted notebook defensively and put back what the learner may not change.
 
-A submission is untrusted JSON. :func:`load` turns anything unreadable into a
+A submission is untrusted JSON. :func:`read_submission` parses it and flags its code
+(:mod:`autograder.flags`) in a child process of its own, bounded in memory and CPU time, and
+returns only a canonical notebook (cell types, sources, nbgrader's cell metadata), whose parse in
+the grader costs little more than its size; JSON such as ``[{},{},...]`` or a cell of
+``[a,a,...]`` exhausts that child, not the grader. Anything unreadable becomes a
 :class:`NotebookProblem` with a sentence for the learner. :func:`restore_locked` rebuilds the
 notebook on the released one: locked cells (instructions, given code, visible checks) come from the
 release, answers come from the learner, and cells the learner added stay where they put them.
@@ -9,9 +13,14 @@ import errno
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 MAX_BYTES = 20 << 20
+MAX_CELLS = 2000                # the course's notebooks have at most 150
+READ_MEMORY = 768 << 20         # address space of the process that reads a submission
+READ_CPU_SECONDS = 20           # its CPU time
 
 
 class NotebookProblem(Exception):
@@ -73,6 +82,85 @@ def read_regular(path, limit=MAX_BYTES, root=None):
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def canonical(notebook):
+    """Only what grading reads of a checked notebook: per cell its type, source and nbgrader's
+    metadata (plain values); the notebook's own metadata comes from the release."""
+    if len(notebook["cells"]) > MAX_CELLS:
+        raise NotebookProblem(f"the notebook has {len(notebook['cells'])} cells, more than the "
+                              f"{MAX_CELLS} the grader reads; merge or delete cells and resubmit")
+    cells = []
+    for cell in notebook["cells"]:
+        nbgrader = cell["metadata"].get("nbgrader", {})
+        plain = {k: v for k, v in nbgrader.items() if isinstance(k, str) and (
+            v is None or isinstance(v, (str, bool, int, float)))}
+        clean = {"cell_type": cell["cell_type"], "source": cell["source"],
+                 "metadata": {"nbgrader": plain} if plain else {}}
+        if cell["cell_type"] == "code":
+            clean["outputs"], clean["execution_count"] = [], None
+        cells.append(clean)
+    return {"cells": cells, "metadata": {}, "nbformat": 4,
+            "nbformat_minor": notebook["nbformat_minor"]}
+
+
+READER = """import sys
+sys.path.insert(0, sys.argv[1])
+from autograder import notebook
+notebook._read_in_child(int(sys.argv[2]))
+"""
+
+
+def read_submission(raw, timeout=None):
+    """``(notebook, flags)`` of a submission's bytes, read in a child process that may use
+    :data:`READ_MEMORY` of memory and :data:`READ_CPU_SECONDS` of CPU time: a notebook that needs
+    more is refused with a NotebookProblem. ``timeout`` (seconds of wall-clock time, by default
+    three times the CPU time) is for a machine too busy to read it: RuntimeError, not a verdict."""
+    engine = str(Path(__file__).resolve().parent.parent)
+    timeout = timeout or 3 * READ_CPU_SECONDS
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", READER, engine,
+                               str(os.getpid())], input=raw, capture_output=True,
+                              timeout=timeout, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"reading the notebook did not finish within {timeout:g} s") from None
+    try:
+        answer = json.loads(done.stdout) if done.returncode == 0 else {}
+    except ValueError:
+        answer = {}
+    if "problem" in answer:
+        raise NotebookProblem(answer["problem"])
+    if "notebook" not in answer:
+        raise NotebookProblem(
+            f"the grader could not read the notebook within its limits ({READ_MEMORY >> 20} MiB "
+            f"of memory, {READ_CPU_SECONDS} s of CPU time): a cell is very large or deeply "
+            f"nested; remove it and resubmit")
+    return answer["notebook"], answer["flags"]
+
+
+def _read_in_child(parent):
+    """The child's side of :func:`read_submission`: stdin's bytes in, one JSON answer out."""
+    import resource
+    from . import flags
+    from .lifetime import die_with_parent
+    die_with_parent(parent)
+    for limit, value in ((resource.RLIMIT_AS, (READ_MEMORY, READ_MEMORY)),
+                         (resource.RLIMIT_CPU, (READ_CPU_SECONDS, READ_CPU_SECONDS + 1))):
+        try:
+            resource.setrlimit(limit, value)
+        except (ValueError, OSError):  # macOS refuses an address-space limit
+            pass
+    try:
+        notebook = canonical(parse(sys.stdin.buffer.read(MAX_BYTES + 1)[:MAX_BYTES]))
+        answer = {"notebook": notebook, "flags": flags.scan(notebook)}
+        text = json.dumps(answer, ensure_ascii=False)
+    except NotebookProblem as problem:
+        text = json.dumps({"problem": str(problem)})
+    except (MemoryError, RecursionError):
+        text = json.dumps({"problem": (
+            f"the notebook is too large or too deeply nested for the grader to read within "
+            f"{READ_MEMORY >> 20} MiB of memory; remove the oversized cell and resubmit")})
+    sys.stdout.buffer.write(text.encode("utf-8", "surrogatepass"))
 
 
 def load(path, root=None):

@@ -11,7 +11,9 @@ mounted, read-only:
 - the kernel's connection file.
 
 The only writable place is a size-limited tmpfs at ``/home/learner`` (``HOME``, ``TMPDIR``, the
-working folder, the kernel's sockets). The course, its suites and solutions, the gradebook, the
+working folder): bubblewrap's own root and ``/dev`` are remounted read-only, since as an ordinary
+user they are the kernel's to write and have no size limit. The channels the grader reads are
+not sockets in that folder but descriptors the grader made (:mod:`autograder.relay`). The course, its suites and solutions, the gradebook, the
 exchange, other submissions, the grader's temporary files and home folders are simply absent,
 wherever they live. If the grading engine itself is installed inside an allowed folder (a
 non-editable install in site-packages), it is covered by an empty folder.
@@ -20,8 +22,10 @@ The kernel never runs with the grader's identity: graded as root, learner code r
 id of its own that owns nothing (:func:`kernel_uid`), with no capabilities and ``no_new_privs``;
 graded as an ordinary user, it runs in a user namespace that sees nothing of that user but the
 read-only allowlist. Its environment is a short allowlist. It has no network, its own process,
-IPC and UTS namespaces, and resource limits (CPU seconds, address space, processes, file size)
-through ``prlimit`` and, where the machine allows, a control group per kernel.
+IPC and UTS namespaces, and resource limits (CPU seconds, address space, threads, file size, open
+files) through ``prlimit`` and, where the machine allows, a control group per kernel. It may not
+start another process (:mod:`autograder.launcher`), so its address space is its total memory in
+every layout; :func:`limits_statement` says which mechanisms hold here.
 """
 import dataclasses
 import functools
@@ -55,6 +59,8 @@ class Limits:
     processes: int = 128            # tasks (processes and threads) of the kernel
     file_bytes: int = 64 << 20      # largest file the kernel may write
     scratch_bytes: int = 128 << 20  # everything the kernel may write, in all
+    open_files: int = 256           # descriptors (a kernel uses about 70); bounds its pipe and
+                                    # socket buffers, memory the address space does not count
 
 
 def bubblewrap():
@@ -301,6 +307,10 @@ def bubblewrap_args(connection_file, limits, passwd_file, uid=None, private=(), 
     for source, relative in seeds:
         inside = f"{home}/{relative}"
         args += ["--perms", "1777", "--dir", os.path.dirname(inside), "--ro-bind", source, inside]
+    # Nothing outside the scratch folder stays writable: as an ordinary user, the sandbox's own
+    # root and /dev (tmpfs of bubblewrap's, with no size limit) are the kernel's to write, and
+    # what is written there is memory no limit of the kernel's counts.
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", home,
             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--hostname", "learner",
@@ -349,7 +359,45 @@ def limit_prefix(limits):
     if prlimit is None:
         return []
     return [prlimit, f"--cpu={limits.cpu_seconds}", f"--as={limits.memory_bytes}",
-            f"--nproc={limits.processes}", f"--fsize={limits.file_bytes}", "--"]
+            f"--nproc={limits.processes}", f"--fsize={limits.file_bytes}",
+            f"--nofile={limits.open_files}", "--"]
+
+
+@functools.lru_cache(maxsize=None)
+def one_process_works():
+    """Whether a kernel here can be held to one process (:mod:`autograder.launcher`'s seccomp
+    filter installs, and a fork under it is refused): then its address-space limit is its total."""
+    from . import launcher
+    with open(launcher.__file__.replace(".pyc", ".py"), encoding="utf-8") as handle:
+        source = handle.read()
+    probe = source + (
+        "\nimport os\nprint(forbid_new_processes())\ntry:\n    if os.fork() == 0:\n"
+        "        os._exit(0)\n    print('forked')\nexcept PermissionError:\n    print('refused')\n")
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.stdout.split() == ["True", "refused"]
+
+
+def limits_statement(mode, limits):
+    """One sentence for the start of a run: which mechanism holds a kernel's total memory and
+    processes here, or that none does."""
+    memory = f"{limits.memory_bytes / (1 << 30):g} GiB"
+    scratch = f"{limits.scratch_bytes >> 20} MiB"
+    held = []
+    if Cgroup.works(limits):
+        held.append(f"a control group each ({memory} and {scratch} of memory, "
+                    f"{limits.processes} tasks)")
+    if one_process_works():
+        held.append(f"one process each (new processes refused), {memory} of address space"
+                    + ("" if mode == LIMITS else f" and a {scratch} scratch folder"))
+    if held:
+        return "learner kernels are held in total by " + " and by ".join(held)
+    return (f"learner kernels are NOT held in total here: {memory} of address space per "
+            f"process, up to {limits.processes} processes (no control group, and new "
+            f"processes cannot be refused on this machine)")
 
 
 class Cgroup:
@@ -403,6 +451,17 @@ class Cgroup:
             except OSError:
                 pass
             return None
+
+    @classmethod
+    def works(cls, limits):
+        """Whether this process can make a control group for a kernel (made and removed once)."""
+        if cls._works is None:
+            probe = cls(f"attention-{os.getpid()}-probe", limits)
+            cls._works = bool(probe.folders)
+            probe.close()
+        return cls._works
+
+    _works = None
 
     @classmethod
     def parents(cls):

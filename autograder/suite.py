@@ -4,6 +4,11 @@ The suite gets a ``submission`` fixture. ``submission.softmax(z)`` encodes the a
 the learner's ``softmax`` wherever it lives (a sandboxed kernel when grading; this process when
 the project tests its own catalogue) and reads the reply as data only (:func:`wire.read_reply`):
 plain numbers, strings and numeric arrays. The suite compares them on this, trusted, side.
+
+What the kernel *reports* about a call (``submission.last``: whether it changed an argument in
+place, warned or printed) is measured inside the learner's kernel, where learner code can forge
+it. A test that passed after reading it says so in its feedback (:data:`KERNEL_WORD`), so that no
+point rests on the kernel's word without a label.
 """
 import contextlib
 import dataclasses
@@ -19,6 +24,8 @@ from .kernel import CallFailed
 from .testing import Feedback, SubmissionError
 
 SUITES = Path(__file__).resolve().parent / "suites"
+KERNEL_WORD = ("passed as reported by your kernel: in-place changes, warnings and prints are "
+               "measured inside it, where the grader cannot check them")
 
 
 @dataclasses.dataclass
@@ -35,7 +42,15 @@ class Submission:
 
     def __init__(self, caller):
         self._caller = caller
-        self.last = None
+        self._last = None
+        self.read_kernel_word = False  # whether the running test read self.last
+
+    @property
+    def last(self):
+        """What the kernel reported about the last call (a :class:`CallRecord`): reading it
+        marks the running test as resting on the kernel's word."""
+        self.read_kernel_word = True
+        return self._last
 
     def __getattr__(self, name):
         if name.startswith("_"):
@@ -74,7 +89,7 @@ class Submission:
             exception, _, detail = message.partition(": ")
             raise SubmissionError(f"`{name}` raised {message}" + (f" ({where})" if where else ""),
                                   "raised", name, exception, detail)
-        self.last = CallRecord(name, list(reply.get("warnings", [])),
+        self._last = CallRecord(name, list(reply.get("warnings", [])),
                                list(reply.get("mutated", [])), str(reply.get("stdout", "")),
                                float(reply.get("seconds", 0.0)))
         return reply.get("value")
@@ -124,11 +139,15 @@ class _Plugin:
             report._grading_exception = call.excinfo.value
         return report
 
+    def pytest_runtest_setup(self, item):
+        self._submission.read_kernel_word = False
+
     def pytest_runtest_logreport(self, report):
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             name, exercise, worth = self._meta[report.nodeid]
             if report.passed:
-                self.results.append(TestResult(name, exercise, worth, worth, "passed", "",
+                label = KERNEL_WORD if self._submission.read_kernel_word else ""
+                self.results.append(TestResult(name, exercise, worth, worth, "passed", label,
                                                report.nodeid))
             else:
                 self.results.append(TestResult(name, exercise, 0.0, worth, "failed",

@@ -21,9 +21,10 @@ import re
 import numpy as np
 
 MIME = "application/vnd.attention-course.reply+json"
-MAX_REPLY_CHARS = 48 << 20   # one reply; suites' largest is a few MiB
+MAX_REPLY_CHARS = 8 << 20    # one reply; the suites' largest is 1.4 MB (06-multi-head)
 MAX_DEPTH = 24               # nesting of lists, tuples and dicts in a value
 MAX_ITEMS = 100_000          # values (arrays count as one) in one reply
+MAX_STRUCTURE = 2 * MAX_ITEMS  # brackets, braces and commas in any JSON text read from a kernel
 MAX_TEXT = 4000              # characters of printed output or traceback kept per call
 
 
@@ -182,6 +183,17 @@ def read_array(text):
     return np.array(array, dtype=dtype.newbyteorder("="), copy=True)
 
 
+def loads(text):
+    """``json.loads`` of JSON text (str or bytes) a kernel sent, refused first when its parse could
+    hold far more memory than the text itself: ``[{},{},...]`` makes 64-byte objects of 3 bytes.
+    Counting brackets, braces and commas (an upper bound on the values) takes linear time; over
+    :data:`MAX_STRUCTURE`, ValueError."""
+    marks = (b"[", b"{", b",") if isinstance(text, (bytes, bytearray)) else ("[", "{", ",")
+    if sum(text.count(mark) for mark in marks) > MAX_STRUCTURE:
+        raise ValueError(f"more than {MAX_STRUCTURE} values")
+    return json.loads(text)
+
+
 class _Budget:
     def __init__(self):
         self.items = 0
@@ -237,7 +249,7 @@ def read_reply(text, nonce):
     if len(text) > MAX_REPLY_CHARS:
         raise BadReply(f"the reply is larger than {MAX_REPLY_CHARS >> 20} MiB")
     try:
-        data = json.loads(text)
+        data = loads(text)
     except (ValueError, RecursionError) as error:
         raise BadReply(f"the reply is not valid JSON ({type(error).__name__})") from None
     if not isinstance(data, dict) or data.get("nonce") != nonce:

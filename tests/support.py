@@ -6,6 +6,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,33 @@ def run_as(user, home, *args, cwd=None, env=None, check=True, timeout=900):
         raise AssertionError(f"{user}: {' '.join(map(str, args))} failed ({done.returncode})\n"
                              f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
     return done
+
+
+# ------------------------------------------------------------------ the grader's own cost
+
+GRADE_AND_MEASURE = """
+import json, sys, time
+from autograder import batch, grade, sandbox
+path, assignment, options, state = json.loads(sys.argv[1])
+limits = sandbox.Limits(**options.pop("limits", {}))
+started, cpu = time.monotonic(), time.process_time()
+[result] = batch.grade_many([path], assignment, grade.Options(limits=limits, **options), jobs=1,
+                            state=state, progress=False)
+# VmHWM, not ru_maxrss: a process forked from a large one (pytest) keeps that one's peak in
+# ru_maxrss across exec; VmHWM is this program's own.
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+print(json.dumps({"result": result.to_json(), "seconds": time.monotonic() - started,
+                  "cpu": time.process_time() - cpu, "peak_mib": peak / 1024}))
+"""
+
+
+def grade_measured(path, assignment, options, state=None, timeout=900):
+    """Grade ``path`` in a fresh grading process (``options``: keyword arguments of
+    grade.Options, ``limits`` a dict of sandbox.Limits); return its result (JSON), the grading
+    process's own peak memory in MiB (its children, the kernel and the reader, not included) and
+    its wall-clock and CPU seconds."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(GRADE_AND_MEASURE),
+                           json.dumps([str(path), assignment, options, state and str(state)])],
+                          capture_output=True, text=True, cwd=REPO, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

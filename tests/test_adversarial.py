@@ -27,8 +27,8 @@ import pytest
 
 from autograder import batch, catalogue, grade, reference, sandbox, wire
 from autograder.result import Result
-from support import (REPO, interpreter_open_to_others, needs_root_and_users, os_users, run_as,
-                     write_notebook)
+from support import (REPO, grade_measured, interpreter_open_to_others, needs_root_and_users,
+                     os_users, run_as, write_notebook)
 
 pytestmark = pytest.mark.slow
 
@@ -290,12 +290,14 @@ ATTACKS.update({
         "__attention_course_agent__._array_equal = lambda *a, **k: True\n"), FULL, ""),
 })
 
-# Attacks whose source the grader must flag for the instructor (it patches modules or names the
-# agent); no other attack may be flagged.
+# Attacks whose source the grader must flag for the instructor (it patches modules, names the
+# agent, or uses what reaches objects by a name built at run time or raw memory: ctypes); no other
+# attack may be flagged.
 FLAGGED = {"patch numpy.allclose", "fake pytest and builtins", "tamper with the wire in the kernel",
            "patch numpy to hide an in-place change", "patch the agent to hide an in-place change",
            "forge replies with callable encodings during a call",
-           "forged replies in cells, outside any call", "a flood of wire-typed output"}
+           "forged replies in cells, outside any call", "a flood of wire-typed output",
+           "segfault in the function"}
 # Attacks that need to know the class's submitted/ folder (graded in a class, not one file).
 CLASS_ONLY = {"the submission folder is a link to the solutions"}
 
@@ -464,18 +466,10 @@ def test_a_flood_of_output_leaves_the_graders_memory_and_cache_small(tmp_path):
     path = tmp_path / "flood" / ASSIGNMENT / SOLUTION_FILE.name
     place("a flood of wire-typed output", path)
     state = tmp_path / "state"
-    script = ("import json, resource, sys\nfrom autograder import batch, grade\n"
-              "options = grade.Options(sandbox='require', cell_timeout=30, call_timeout=5)\n"
-              f"[result] = batch.grade_many([{str(path)!r}], {ASSIGNMENT!r}, options, jobs=1, "
-              f"state={str(state)!r}, progress=False)\n"
-              "print(json.dumps([result.score, "
-              "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=REPO, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    score, peak_kib = json.loads(done.stdout.strip().splitlines()[-1])
-    assert score == FULL
-    assert peak_kib < 400 << 10, f"the grader peaked at {peak_kib >> 10} MiB"
+    measured = grade_measured(path, ASSIGNMENT, {"sandbox": "require", "cell_timeout": 30,
+                                                 "call_timeout": 5}, state)
+    assert measured["result"]["score"] == FULL
+    assert measured["peak_mib"] < 400, f"the grader peaked at {measured['peak_mib']:.0f} MiB"
     [entry] = state.glob("*.json")
     assert entry.stat().st_size < 1 << 20
 

@@ -97,13 +97,17 @@ class Learner:
 
     def __init__(self, function):
         self.function = function
-        self.last = "the suite's record"
+        self._last = "the suite's record"  # kept as suite.Submission keeps it
         self.calls = 0
+
+    @property
+    def last(self):
+        return self._last
 
     def __getattr__(self, name):
         def call(*args, **kwargs):
             self.calls += 1
-            self.last = "a probe"
+            self._last = "a probe"
             return self.function(*args, **kwargs)
         return call
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import exchange, flags, reference, sandbox, suite
+from autograder import catalogue, exchange, flags, reference, sandbox, suite
+from autograder import notebook as nbio
 from autograder import kernel as kernel_module
 from autograder.kernel import KernelSession
 from support import REPO
@@ -116,11 +117,16 @@ def test_flags_name_code_that_patches_modules_or_the_agent():
 
 
 def test_ordinary_answers_are_not_flagged():
+    """No solution, and no mutant or alternative of the catalogue (wrong and right answers
+    written as learners write them), is flagged."""
     for assignment in reference.assignments():
         solution = json.loads(reference.solution_notebook(assignment).read_text())
         for cell in solution["cells"]:
             cell["source"] = "".join(cell["source"])
         assert flags.scan(solution) == [], assignment
+        for entry in catalogue.entries(assignment):
+            notebook = nbio.check_structure(catalogue.notebook_with(entry))
+            assert flags.scan(notebook) == [], entry.key
 
 
 def test_collect_copies_regular_files_only_and_follows_no_link(tmp_path, caplog):
