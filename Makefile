@@ -59,7 +59,7 @@ release: $(STAMP)
 	$(BIN)/python -m autograder release $(ASSIGNMENTS)
 
 bench: $(STAMP)
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m autograder.bench $(BENCH_ARGS)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m autograder.tools.bench $(BENCH_ARGS)
 
 lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable --exclude attention-course | sed '1i # Exact versions the course is tested with (CI, make lab, make test). Regenerate with `make lock`.' > requirements.lock

@@ -4,9 +4,9 @@ Instructor sources live in ``solutions/``; ``nbgrader generate_assignment`` writ
 notebooks into ``notebooks/``. Everything nbgrader produces while a course runs (submissions,
 autograded copies, feedback, the gradebook, the grader's cache) lives under ``.course/`` in the
 course root (or ``$ATTENTION_COURSE_STATE``), which git ignores. ``nbgrader autograde`` grades with
-the course's hidden suites (``autograder.nbgrader_plugin.HiddenSuiteGrading``) and ``nbgrader
-collect`` refuses links and special files (``autograder.exchange.SafeCollect``): see
-``autograder.course.configure``.
+the course's hidden suites (``autograder.course.nbgrader_plugin.HiddenSuiteGrading``) and ``nbgrader
+collect`` refuses links and special files (``autograder.course.exchange.SafeCollect``): see
+``autograder.course.config.configure``.
 
 The course id, the exchange and the course root here are only defaults for one person on one
 machine: where the site (``/etc/jupyter/nbgrader_config.py``, a JupyterHub's shared exchange) or
@@ -16,7 +16,7 @@ file last, so it reads theirs first.
 import os
 import sys
 
-from autograder.course import configure, single_machine_defaults, site_config
+from autograder.course.config import configure, single_machine_defaults, site_config
 
 # nbgrader runs `alembic` by name when it creates a gradebook: make the environment's own bin/
 # visible even when nbgrader is called as .venv/bin/nbgrader without activating the environment.

@@ -1,4 +1,4 @@
-"""Command line of the grading engine.
+"""Command line of the grading grade.
 
     python -m autograder grade NOTEBOOK... [--assignment ID] [--json FILE|-] [--gradescope FILE]
                                           [--jobs N] [--require-sandbox | --no-sandbox]
@@ -14,12 +14,11 @@ import json
 import sys
 from pathlib import Path
 
-from . import grade as engine
-from . import reference
+from .engine import grade, reference
 
 
 def add_time_options(parser):
-    defaults = engine.Options()
+    defaults = grade.Options()
     parser.add_argument("--cell-timeout", type=float, default=defaults.cell_timeout, metavar="S",
                         help="seconds one cell of a notebook may run (default %(default)g)")
     parser.add_argument("--notebook-timeout", type=float, default=defaults.notebook_timeout,
@@ -32,7 +31,7 @@ def add_time_options(parser):
 
 
 def options_from(args):
-    return engine.Options(sandbox=args.sandbox, cell_timeout=args.cell_timeout,
+    return grade.Options(sandbox=args.sandbox, cell_timeout=args.cell_timeout,
                           notebook_timeout=args.notebook_timeout, call_timeout=args.call_timeout,
                           budget=args.budget)
 
@@ -105,12 +104,12 @@ def main(argv=None):
     if args.command == "grade":
         return grade_command(args)
     if args.command == "release":
-        from .course import release
+        from .course.instructor import release
         return release(args.assignments or reference.assignments())
     if args.command == "autograde":
-        from .course import GradebookBusy, RecordingFailed, autograde, refusals
-        from .formats import flag_lines
-        from .grade import StateFull
+        from .course.instructor import GradebookBusy, RecordingFailed, autograde, refusals
+        from .course.formats import flag_lines
+        from .grade.grade import StateFull
         try:
             results = autograde(args.assignment, args.jobs, students=args.student,
                                 options=options_from(args), lock_wait=args.lock_wait)
@@ -137,24 +136,24 @@ def main(argv=None):
             print("\n".join(flagged))
         return 0
     if args.command == "gradescope":
-        from .gradescope import build
+        from .course.gradescope import build
         path = build(args.assignment, args.output or f"gradescope-{args.assignment}.zip",
                      args.visibility)
         print(f"wrote {path}: upload it as the autograder of {args.assignment} "
               f"(see docs/gradescope.md)")
         return 0
     if args.command == "gradescope-try":
-        from .gradescope import try_zip
+        from .course.gradescope import try_zip
         payload = try_zip(args.zip, args.notebook, args.results)
         payload.pop("_stdout", None)
         json.dump(payload, sys.stdout, indent=2)
         print()
         return 0
     if args.command == "privacy":
-        from .privacy import main as privacy
+        from .course.privacy import main as privacy
         return privacy([args.course_root] if args.course_root else [])
     if args.command == "demo":
-        from .demo import main as demo
+        from .tools.demo import main as demo
         return demo()
     return 2
 
@@ -167,10 +166,10 @@ def state_full(error):
 
 
 def grade_command(args):
-    from .batch import grade_many
-    from .formats import table, write_csv
-    from .grade import StateFull, keep
-    from .sandbox import SandboxUnavailable
+    from .grade.batch import grade_many
+    from .course.formats import table, write_csv
+    from .grade.grade import StateFull, keep
+    from .sandbox.confinement import SandboxUnavailable
     options = options_from(args)
     try:
         results = grade_many([Path(p) for p in args.notebooks], args.assignment, options,
@@ -187,7 +186,7 @@ def grade_command(args):
     elif args.json:
         keep(args.json, json.dumps(payload, indent=2) + "\n")
     if args.gradescope:
-        from .gradescope import results_json
+        from .course.gradescope import results_json
         keep(args.gradescope, json.dumps(results_json(results, args.visibility), indent=2) + "\n")
     if args.csv:
         write_csv(results, args.csv)

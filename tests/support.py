@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import reference
+from autograder.engine import reference
 
 REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = reference.assignments()
@@ -129,9 +129,10 @@ def run_as(user, home, *args, cwd=None, env=None, check=True, timeout=900):
 
 GRADE_AND_MEASURE = """
 import json, sys, time
-from autograder import batch, grade, sandbox
+from autograder.engine import batch, grade
+from autograder.sandbox import confinement
 path, assignment, options, state = json.loads(sys.argv[1])
-limits = sandbox.Limits(**options.pop("limits", {}))
+limits = confinement.Limits(**options.pop("limits", {}))
 started, cpu = time.monotonic(), time.process_time()
 [result] = batch.grade_many([path], assignment, grade.Options(limits=limits, **options), jobs=1,
                             state=state, progress=False)
@@ -145,7 +146,7 @@ print(json.dumps({"result": result.to_json(), "seconds": time.monotonic() - star
 
 def grade_measured(path, assignment, options, state=None, timeout=900):
     """Grade ``path`` in a fresh grading process (``options``: keyword arguments of
-    grade.Options, ``limits`` a dict of sandbox.Limits); return its result (JSON), the grading
+    grade.Options, ``limits`` a dict of confinement.Limits); return its result (JSON), the grading
     process's own peak memory in MiB (its children, the kernel and the reader, not included) and
     its wall-clock and CPU seconds."""
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(GRADE_AND_MEASURE),

@@ -25,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch, catalogue, grade, reference, sandbox, wire
-from autograder.result import Result
+from autograder.engine import batch, catalogue, grade, reference, wire
+from autograder.sandbox import confinement
+from autograder.engine.result import Result
 from support import (REPO, grade_measured, interpreter_open_to_others, needs_root_and_users,
                      os_users, run_as, write_notebook)
 
@@ -383,7 +384,7 @@ def listener():
 
 @pytest.fixture(autouse=True)
 def needs_bubblewrap():
-    if not sandbox.available():
+    if not confinement.available():
         if os.environ.get("CI"):
             pytest.fail("bubblewrap is missing in CI: .ci/run must install it")
         pytest.skip("bubblewrap is not installed: the sandbox cannot be tested here")
@@ -697,11 +698,11 @@ def test_attacks_through_nbgrader_collect_autograde_and_feedback(who, request, s
 def test_require_sandbox_refuses_without_bubblewrap(monkeypatch):
     monkeypatch.setattr(sandbox, "bubblewrap", lambda: None)
     monkeypatch.setattr(sandbox, "namespaces_work", lambda: False)
-    with pytest.raises(sandbox.SandboxUnavailable, match="bubblewrap"):
+    with pytest.raises(confinement.SandboxUnavailable, match="bubblewrap"):
         grade.Options(sandbox="require").confinement()
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.warns(RuntimeWarning, match="NOT sandboxed"):
-        assert grade.Options(sandbox="auto").confinement() == sandbox.LIMITS
+        assert grade.Options(sandbox="auto").confinement() == confinement.LIMITS
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     with pytest.warns(RuntimeWarning, match="unprivileged user of its own"):
-        assert grade.Options(sandbox="auto").confinement() == sandbox.USER
+        assert grade.Options(sandbox="auto").confinement() == confinement.USER

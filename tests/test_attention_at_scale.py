@@ -14,7 +14,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from autograder import reference
+from autograder.engine import reference
 from support import REPO, suite_module
 
 matplotlib.use("Agg")

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from autograder import bench, demo, grade
+from autograder.engine import grade
+from autograder.tools import bench, demo
 from support import sandbox_mode
 
 

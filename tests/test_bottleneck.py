@@ -3,7 +3,7 @@ effect its experiment teaches is robust (not an accident of one random seed)."""
 import numpy as np
 import pytest
 
-from autograder import reference
+from autograder.engine import reference
 from helpers import bottleneck
 
 ASSIGNMENT = "01-bottleneck"

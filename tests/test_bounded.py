@@ -25,10 +25,11 @@ import time
 import pytest
 import zmq
 
-from autograder import flags, grade, launcher, reference, relay, sandbox, suite, wire
-from autograder import kernel as kernel_module
-from autograder import notebook as nbio
-from autograder.kernel import KernelSession, CallFailed
+from autograder.engine import flags, grade, reference, relay, suite, wire
+from autograder.sandbox import confinement, launcher
+from autograder.engine import kernel as kernel_module
+from autograder.engine import notebook as nbio
+from autograder.engine.kernel import KernelSession, CallFailed
 from support import REPO, grade_measured, run_as, write_notebook
 from test_adversarial import (ASSIGNMENT, FULL, SOLUTION_FILE, expected_score, in_place_with,  # noqa: F401
                               instructor, needs_bubblewrap, options, with_answer, with_extra_cell)
@@ -536,9 +537,9 @@ def test_the_grader_connects_to_no_path_the_kernel_controls(tmp_path):
 
 
 def test_the_grader_reaches_its_kernel_only_through_its_own_folder():
-    if not sandbox.available():
+    if not confinement.available():
         pytest.skip("bubblewrap is not installed")
-    with KernelSession(mode=sandbox.BUBBLEWRAP) as session:
+    with KernelSession(mode=confinement.BUBBLEWRAP) as session:
         runtime = str(session.runtime)
         urls = [session.client._make_url(c) for c in relay.CHANNELS]
         folder = int(session.relay.address.split("/")[4])
@@ -644,19 +645,19 @@ def test_a_kernel_is_held_to_its_total_in_every_layout(who, tmp_path, request):
     for refused in ("fork", "subprocess", "unshare", "memfd", "/dev/shm/hog", "/hog", "/run/hog",
                     "/etc/hog", "/usr/hog"):
         assert str(found[refused]).startswith("refused"), (refused, found[refused])
-    assert 0 < found["held_by_threads_mib"] <= sandbox.Limits().memory_bytes >> 20
-    assert found["open_files"] == sandbox.Limits().open_files
+    assert 0 < found["held_by_threads_mib"] <= confinement.Limits().memory_bytes >> 20
+    assert found["open_files"] == confinement.Limits().open_files
 
 
 def test_the_run_says_when_no_mechanism_holds_the_total(monkeypatch):
-    monkeypatch.setattr(sandbox.Cgroup, "works", classmethod(lambda cls, limits: False))
+    monkeypatch.setattr(confinement.Cgroup, "works", classmethod(lambda cls, limits: False))
     monkeypatch.setattr(sandbox, "one_process_works", lambda: False)
-    assert "NOT held in total" in sandbox.limits_statement(sandbox.BUBBLEWRAP, sandbox.Limits())
+    assert "NOT held in total" in confinement.limits_statement(confinement.BUBBLEWRAP, confinement.Limits())
 
 
 def test_the_one_process_filter_covers_this_machine():
     assert launcher.one_process_filter() is not None
-    assert sandbox.one_process_works()
+    assert confinement.one_process_works()
 
 
 # ------------------------------------------------------------------ the kernel's word

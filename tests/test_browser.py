@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import demo, reference
+from autograder.engine import reference
+from autograder.tools import demo
 from support import REPO
 
 pytestmark = pytest.mark.slow

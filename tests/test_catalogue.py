@@ -8,7 +8,7 @@ mistakes, which must get a property message instead of a wrong name.
 import numpy as np
 import pytest
 
-from autograder import catalogue, grade, reference
+from autograder.engine import catalogue, grade, reference
 from support import ASSIGNMENTS
 
 NAMED = "This is what you get when you "
@@ -133,7 +133,7 @@ def test_confirming_needs_a_second_input_that_tells_the_mistake_apart():
 
 
 def test_mistakes_accept_the_wire_markers_the_learner_was_called_with():
-    from autograder.wire import Lambda
+    from autograder.engine.wire import Lambda
     s, H = np.array([1.0, 0.0]), np.array([[1.0, 0.0], [0.0, 1.0]])
     table = catalogue.mistakes("02-scoring", "attend", s, H, Lambda("lambda s, H: H @ s"), pick=1)
     raw = next(d for d in table if "raw scores" in d)

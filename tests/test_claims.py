@@ -18,7 +18,7 @@ import re
 import pytest
 
 import claims
-from autograder import reference
+from autograder.engine import reference
 from support import ASSIGNMENTS, cell_source as source, solution_cells as notebook_cells
 
 WITH_CLAIMS = [a for a in ASSIGNMENTS if claims.load(a) is not None]

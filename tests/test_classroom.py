@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, reference
+from autograder.engine import catalogue, reference
 from support import BIN, REPO, interpreter_open_to_others, needs_root_and_users, os_users, run_as
 
 pytestmark = pytest.mark.slow

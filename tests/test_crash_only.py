@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch, catalogue, grade, lifetime, reference, sandbox
+from autograder.engine import batch, catalogue, grade, reference
+from autograder.sandbox import confinement, lifetime
 from support import REPO, write_notebook
 
 ASSIGNMENT = "00-getting-started"
@@ -31,9 +32,9 @@ MIN_TRIALS = 3
 @functools.lru_cache(maxsize=None)
 def released_gradebook(folder):
     """A gradebook that knows ASSIGNMENT, as it does once the instructor has released it."""
-    from autograder import course
+    from autograder.course import instructor
     state = Path(folder) / "released"
-    course.release([ASSIGNMENT], release_directory=str(state / "release"), state=state)
+    instructor.release([ASSIGNMENT], release_directory=str(state / "release"), state=state)
     return (state / "gradebook.db").read_bytes()
 
 
@@ -98,7 +99,7 @@ def traces(tmpdir, pids):
     """Living processes that belong to a run: started by it (same pid, same start time), with
     its temporary folder in their command line or environment, or running as the kernel user
     of one of its processes."""
-    kernel_uids = {sandbox.UID_BASE + pid for pid in pids}
+    kernel_uids = {confinement.UID_BASE + pid for pid in pids}
     marker = str(tmpdir).encode()
     found = []
     for proc in Path("/proc").iterdir():
@@ -152,7 +153,7 @@ def leftovers(tmpdir):
 
 def own_cgroups(pids):
     names = []
-    for parent in sandbox.Cgroup.parents():
+    for parent in confinement.Cgroup.parents():
         for child in parent.iterdir() if parent.is_dir() else []:
             match = lifetime.CGROUP_PATTERN.match(child.name)
             if match and int(match.group(1)) in pids:
@@ -378,7 +379,7 @@ def test_the_course_records_exactly_what_stock_nbgrader_records(tmp_path):
     extensions and with one database engine per command (autograder/nbgrader_launch.py): the
     gradebook, the autograded notebooks, the feedback and the export are the same as stock
     ``nbgrader autograde``'s, byte for byte; so are the course's ``nbgrader autograde``'s."""
-    from autograder import course
+    from autograder.course import instructor
     released = released_gradebook(tmp_path)
     outcomes = {}
     for how in ("recorder", "launcher", "stock"):
@@ -392,13 +393,13 @@ def test_the_course_records_exactly_what_stock_nbgrader_records(tmp_path):
                              grade.Options(), jobs=2, state=state / "grading-cache",
                              progress=False)
         if how == "recorder":
-            course.record(ASSIGNMENT, [p.name for p in (state / "submitted").iterdir()],
+            instructor.record(ASSIGNMENT, [p.name for p in (state / "submitted").iterdir()],
                           grade.Options(), state)
         else:
-            course.nbgrader("autograde", ASSIGNMENT, state=state, stock=how == "stock")
+            instructor.nbgrader("autograde", ASSIGNMENT, state=state, stock=how == "stock")
         for command in (["generate_feedback", ASSIGNMENT],
                         ["export", f"--to={state / 'grades.csv'}"]):
-            course.nbgrader(*command, state=state, stock=how == "stock")
+            instructor.nbgrader(*command, state=state, stock=how == "stock")
         feedback = {str(p.relative_to(state)): p.read_bytes()
                     for p in sorted((state / "feedback").rglob("*.html"))}
         outcomes[how] = (gradebook_contents(state), feedback, (state / "grades.csv").read_text())

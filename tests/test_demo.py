@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from autograder import demo
+from autograder.tools import demo
 
 
 
@@ -34,8 +34,8 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
 
 
 def test_report_labels_are_whole_test_names():
-    from autograder import grade, reference
-    from autograder.report import pass_rate_labels
+    from autograder.engine import grade, reference
+    from autograder.tools.report import pass_rate_labels
     keys = [(a, t.name) for a in reference.assignments()
             for t in grade.grade_local(a, reference.namespace(a)).tests]
     labels = pass_rate_labels(keys)

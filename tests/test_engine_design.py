@@ -7,7 +7,7 @@ also those inside functions, which hide a cycle rather than remove it.
 import ast
 from pathlib import Path
 
-from autograder import assignment
+from autograder.engine import assignment
 
 PACKAGE = Path(assignment.__file__).parent
 
@@ -64,16 +64,16 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_assignment_version_ignores_what_does_not_grade():
     """Editing the demo, the report or the command line keeps every cached result."""
-    graded = set(assignment.GRADING_MODULES)
-    assert {"demo.py", "report.py", "__main__.py", "bench.py", "formats.py", "course.py",
+    graded = {Path(module).name for module in assignment.GRADING_MODULES}
+    assert {"demo.py", "report.py", "__main__.py", "bench.py", "formats.py", "instructor.py",
             "gradescope.py"}.isdisjoint(graded)
-    assert all((PACKAGE / module).is_file() for module in graded)
+    assert all((PACKAGE.parent / module).is_file() for module in assignment.GRADING_MODULES)
     # what a score is computed by is in it: the grade, the kernel, the suite runner, the wire
     assert {"grade.py", "kernel.py", "suite.py", "wire.py", "agent.py", "testing.py"} <= graded
 
 
 def test_an_assignment_knows_its_files_and_is_detected_from_a_notebook(tmp_path):
-    from autograder import reference
+    from autograder.engine import reference
     name = reference.assignments()[0]
     found = assignment.Assignment(name)
     assert found.release.is_file() and found.solution.is_file() and found.suite.is_dir()
@@ -99,7 +99,7 @@ def test_mypy_passes_on_the_engine():
 def test_every_grading_option_is_an_nbgrader_setting_with_help():
     """nbgrader_config.py can set the sandbox, the time limits and the resource limits."""
     from traitlets.config import Config
-    from autograder.nbgrader_plugin import HiddenSuiteGrading
+    from autograder.course.nbgrader_plugin import HiddenSuiteGrading
     config = Config()
     config.HiddenSuiteGrading.memory_bytes = 1 << 30
     config.HiddenSuiteGrading.cell_timeout = 7.0

@@ -6,7 +6,7 @@ import functools
 import numpy as np
 import pytest
 
-from autograder import reference
+from autograder.engine import reference
 from helpers import explain
 
 ASSIGNMENT = "07-explanations"

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, gradescope, reference, sandbox
+from autograder.course import gradescope
+from autograder.engine import catalogue, reference
+from autograder.sandbox import confinement
 from support import ASSIGNMENTS, REPO, interpreter_open_to_others, write_notebook
 
 ASSIGNMENT = "00-getting-started"
@@ -102,7 +104,7 @@ def test_each_zip_is_reproducible_and_holds_only_what_grading_needs(assignment, 
 
 
 def test_results_json_follows_the_specification_and_the_chosen_visibility():
-    from autograder import grade
+    from autograder.engine import grade
     result = grade.grade_local(ASSIGNMENT, reference.namespace(ASSIGNMENT))
     result.checks = {"row_normalize": {"status": "passed", "message": "the visible checks pass"}}
     result.errors = ["cell 3: NameError: name 'x' is not defined"]
@@ -159,7 +161,7 @@ else:
 def cases(tmp_path):
     """name -> (what the learner uploads: a notebook file or a folder, expected score)."""
     folder = tmp_path / "uploads"
-    from autograder import grade
+    from autograder.engine import grade
     mutant = next(m for m in catalogue.mutants(ASSIGNMENT, "row_normalize")
                   if 0 < grade.grade_local(ASSIGNMENT, m.namespace()).score < 8)
     attack = catalogue.filled_notebook(ASSIGNMENT, {"row_normalize": ATTACK})
@@ -192,7 +194,7 @@ def cases(tmp_path):
 def gradescope_root():
     if os.geteuid() != 0:
         pytest.skip("Gradescope runs the autograder as root; so does this test (CI is root)")
-    if not sandbox.available():
+    if not confinement.available():
         pytest.fail("bubblewrap is missing") if os.environ.get("CI") else pytest.skip(
             "bubblewrap is not installed")
     with interpreter_open_to_others():  # learner code runs as another user, with this Python

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from autograder import batch, catalogue, grade, reference
+from autograder.engine import batch, catalogue, grade, reference
 from support import ASSIGNMENTS, sandbox_mode, write_notebook
 
 pytestmark = pytest.mark.slow

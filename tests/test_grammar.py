@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from helpers import grammar
 
-from autograder import reference
+from autograder.engine import reference
 
 ASSIGNMENT = "05-self-attention"
 SEEDS = [0, 1, 2, 3]

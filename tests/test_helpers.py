@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import catalogue, reference
+from autograder.engine import catalogue, reference
 from helpers import checks, plots
 from support import write_notebook
 

@@ -25,9 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, course, exchange, formats, identity, reference, sanitize
-from autograder.nbgrader_plugin import feedback_markdown
-from autograder import result as results
+from autograder.course import config, exchange, formats, identity, instructor, sanitize
+from autograder.engine import catalogue, reference
+from autograder.course.nbgrader_plugin import feedback_markdown
+from autograder.engine import result as results
 from support import BIN, REPO, needs_root_and_users, run_as, write_notebook
 from test_adversarial import (ASSIGNMENT, FULL, SOLUTION_FILE, base, listener,  # noqa: F401
                               with_answer, with_extra_cell)
@@ -142,8 +143,8 @@ def test_grades_csv_parses_into_exactly_the_rows_the_gradebook_holds(course_stat
     row for ``mallory``; the course's export has one row per student, every field exact."""
     students = hostile_gradebook(course_state)
     ours, stock = tmp_path / "grades.csv", tmp_path / "stock.csv"
-    course.nbgrader("export", f"--to={ours}", state=course_state)
-    course.nbgrader("export", f"--to={stock}",
+    instructor.nbgrader("export", f"--to={ours}", state=course_state)
+    instructor.nbgrader("export", f"--to={stock}",
                     "--ExportApp.plugin_class=nbgrader.plugins.CsvExportPlugin", state=course_state)
     assert "mallory" in {r["student_id"] for r in read_rows(stock)}, "the attack no longer bites"
     rows = read_rows(ours)
@@ -188,7 +189,7 @@ def plant(inbound, folder, notebook, timestamp=True, owner=None):
 
 
 def collect(state, exchange_root, *extra, check=True):
-    done = course.nbgrader("collect", ASSIGNMENT, f"--Exchange.root={exchange_root}",
+    done = instructor.nbgrader("collect", ASSIGNMENT, f"--Exchange.root={exchange_root}",
                            f"--CourseDirectory.course_id={COURSE}", *extra, state=state,
                            check=check)
     return done.stdout + done.stderr
@@ -211,7 +212,7 @@ def needs_root():
 @pytest.fixture
 def release(course_state, tmp_path):
     """The course's nbgrader state with the assignment generated (its gradebook knows it)."""
-    course.nbgrader("generate_assignment", ASSIGNMENT, "--force",
+    instructor.nbgrader("generate_assignment", ASSIGNMENT, "--force",
                     f"--CourseDirectory.release_directory={tmp_path / 'release'}",
                     state=course_state)
     return course_state
@@ -282,7 +283,7 @@ def test_one_bad_folder_never_stops_collect(release, private_exchange):
     for folder, words in bad.items():
         assert words in refused[folder], (folder, refused[folder])
     assert "\x1b" not in log and "alice\n+" not in log  # shown escaped, in the log too
-    lines = course.refusals(ASSIGNMENT, state)
+    lines = instructor.refusals(ASSIGNMENT, state)
     assert len(lines) == len(bad) and all(line.isprintable() for line in lines)
 
     # a folder without timestamp.txt gets the (checked) time of its name
@@ -307,14 +308,14 @@ def test_the_owner_is_checked_again_on_each_file_as_it_is_copied(release, privat
     swapped = plant(inbound, f"bob+{ASSIGNMENT}+{stamp(now)}", base())
     os.chown(swapped / NOTEBOOK, 65534, 65534)
     monkeypatch.setattr(exchange, "find_problem", lambda *args, **kwargs: None)  # as if checked
-    config = Config()
-    course.configure(config, REPO)
-    config.CourseDirectory.course_id = COURSE
-    config.Exchange.root = str(root)
-    coursedir = CourseDirectory(config=config)
+    settings = Config()
+    config.configure(settings, REPO)
+    settings.CourseDirectory.course_id = COURSE
+    settings.Exchange.root = str(root)
+    coursedir = CourseDirectory(config=settings)
     coursedir.assignment_id = ASSIGNMENT
-    exchange.SafeCollect(coursedir=coursedir, authenticator=Authenticator(config=config),
-                         config=config).start()
+    exchange.SafeCollect(coursedir=coursedir, authenticator=Authenticator(config=settings),
+                         config=settings).start()
     assert sorted(p.name for p in (state / "submitted").iterdir()) == ["alice"]
     [refused] = identity.read_refusals(state / "submitted", ASSIGNMENT)
     assert refused["student"] == "bob" and f"{NOTEBOOK} belongs to nobody" in refused["reason"]
@@ -471,19 +472,19 @@ def test_a_bad_folder_name_in_submitted_stops_neither_grading_nor_recording(rele
         assert [s.id for s in book.students] == ["alice"]
         assert book.find_submission(ASSIGNMENT, "alice").score == FULL
 
-    from autograder import grade
-    with pytest.raises(course.RecordingFailed, match="not recorded: 'bob\\\\n' is not a valid"):
-        course.record(ASSIGNMENT, ["alice", "bob\n"], grade.Options(sandbox="require"), state)
+    from autograder.engine import grade
+    with pytest.raises(instructor.RecordingFailed, match="not recorded: 'bob\\\\n' is not a valid"):
+        instructor.record(ASSIGNMENT, ["alice", "bob\n"], grade.Options(sandbox="require"), state)
 
     shutil.rmtree(state / "autograded")
-    direct = course.nbgrader("autograde", ASSIGNMENT, state=state, check=False)
+    direct = instructor.nbgrader("autograde", ASSIGNMENT, state=state, check=False)
     assert direct.returncode != 0 and "refused, not graded" in direct.stdout + direct.stderr
     assert (state / "autograded" / "alice" / ASSIGNMENT / NOTEBOOK).is_file()
     with gradebook(state) as book:
         ids = sorted(s.id for s in book.students)
         assert book.find_submission(ASSIGNMENT, "alice").score == FULL
     assert len(ids) > 1  # nbgrader added some of them: the export must hold still
-    course.nbgrader("export", f"--to={tmp_path / 'grades.csv'}", state=state)
+    instructor.nbgrader("export", f"--to={tmp_path / 'grades.csv'}", state=state)
     assert sorted(r["student_id"] for r in read_rows(tmp_path / "grades.csv")) == ids
 
 
@@ -571,19 +572,20 @@ def notebook_answer(notebook):
 def hostile_class(tmp_path_factory, listener):
     """A class of two graded by the course and given feedback by nbgrader: honest (full marks)
     and mallory (the hostile notebook, whose function raises)."""
-    from autograder import grade, sandbox
-    if not sandbox.available():
+    from autograder.engine import grade
+    from autograder.sandbox import confinement
+    if not confinement.available():
         pytest.skip("bubblewrap is not installed: the class cannot be graded here")
     port, hits = listener
     state = tmp_path_factory.mktemp("hostile") / "course"
     state.mkdir()
-    course.nbgrader("generate_assignment", ASSIGNMENT, "--force",
+    instructor.nbgrader("generate_assignment", ASSIGNMENT, "--force",
                     f"--CourseDirectory.release_directory={state.parent / 'release'}", state=state)
     write_notebook(state / "submitted" / "honest" / ASSIGNMENT / NOTEBOOK, base())
     write_notebook(state / "submitted" / "mallory" / ASSIGNMENT / NOTEBOOK, hostile_notebook(port))
-    course.autograde(ASSIGNMENT, jobs=2, state=state, progress=False, options=grade.Options(
+    instructor.autograde(ASSIGNMENT, jobs=2, state=state, progress=False, options=grade.Options(
         sandbox="require", cell_timeout=20, call_timeout=5, budget=120))
-    course.nbgrader("generate_feedback", ASSIGNMENT, state=state)
+    instructor.nbgrader("generate_feedback", ASSIGNMENT, state=state)
     return state, hits
 
 

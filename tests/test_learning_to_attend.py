@@ -11,8 +11,8 @@ runs is checked by tests/claims/08-learning-to-attend.py, at five seeds.
 import numpy as np
 import pytest
 
-from autograder import catalogue, grade, reference
-from autograder.testing import central_differences as central
+from autograder.engine import catalogue, grade, reference
+from autograder.engine.testing import central_differences as central
 from helpers import recall
 
 ASSIGNMENT = "08-learning-to-attend"

@@ -21,7 +21,7 @@ torch = pytest.importorskip(
                     "need it (the course itself does not)")
 F = torch.nn.functional
 
-from autograder import reference  # noqa: E402
+from autograder.engine import reference  # noqa: E402
 
 ASSIGNMENT = "06-multi-head"
 TOL = dict(rtol=1e-6, atol=1e-6)

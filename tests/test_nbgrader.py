@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from autograder import catalogue, course, grade, reference
+from autograder.course import instructor
+from autograder.engine import catalogue, grade, reference
 from support import write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader-class")]
@@ -33,7 +34,7 @@ def graded_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     state = root / "course"
     state.mkdir()
-    course.nbgrader("generate_assignment", ASSIGNMENT, "--force",
+    instructor.nbgrader("generate_assignment", ASSIGNMENT, "--force",
                     f"--CourseDirectory.release_directory={root / 'release'}", state=state)
     scored = [(grade.grade_local(ASSIGNMENT, m.namespace()).score, m)
               for m in catalogue.mutants(ASSIGNMENT, "row_normalize")]
@@ -47,8 +48,8 @@ def graded_class(tmp_path_factory):
     write_notebook(submitted / "bob" / ASSIGNMENT / name, bob)
     write_notebook(submitted / "carol" / ASSIGNMENT / name,
                    json.loads(reference.release_notebook(ASSIGNMENT).read_text(encoding="utf-8")))
-    course.nbgrader("autograde", ASSIGNMENT, state=state)
-    course.nbgrader("generate_feedback", ASSIGNMENT, state=state)
+    instructor.nbgrader("autograde", ASSIGNMENT, state=state)
+    instructor.nbgrader("generate_feedback", ASSIGNMENT, state=state)
     return {"state": state, "root": root, "name": name.removesuffix(".ipynb"),
             "mutant": mutant, "expected_bob": expected_bob}
 
@@ -68,7 +69,7 @@ def score_by_hand(gb, question, name, student, points):
 
 
 def export(state, path):
-    course.nbgrader("export", f"--to={path}", state=state)
+    instructor.nbgrader("export", f"--to={path}", state=state)
     return {r["student_id"]: r for r in csv.DictReader(path.open())}
 
 

@@ -11,8 +11,9 @@ import re
 import numpy as np
 import pytest
 
-from autograder import course, grade, reference
-from autograder.nbgrader_plugin import CHECK_PREFIX
+from autograder.course import instructor
+from autograder.engine import grade, reference
+from autograder.course.nbgrader_plugin import CHECK_PREFIX
 from support import ASSIGNMENTS, REPO, cell_source as source
 
 MARKERS = re.compile(r"BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS|END HIDDEN TESTS")
@@ -30,7 +31,7 @@ def nbgrader_meta(cell):
 def regenerated(tmp_path_factory):
     target = tmp_path_factory.mktemp("release")
     state = tmp_path_factory.mktemp("state")
-    course.nbgrader("generate_assignment", "*", "--force",
+    instructor.nbgrader("generate_assignment", "*", "--force",
                     f"--CourseDirectory.release_directory={target}", state=state)
     return target
 
@@ -206,7 +207,7 @@ def works(assignment, name, definition, body):
     import contextlib
     import io
     import textwrap
-    from autograder import catalogue
+    from autograder.engine import catalogue
     if "return" not in body and "\n" not in body.strip():
         body = "return " + body.strip()
     candidate = definition + "\n" + textwrap.indent(textwrap.dedent(body), "    ")

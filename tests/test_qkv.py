@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from autograder import reference
+from autograder.engine import reference
 from helpers.checks import CheckFailed
 from helpers.qkv import WORD_DIM, call_cleanly, toy_regression, true_function, word_vector, word_vectors
 

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalogue, exchange, flags, reference, sandbox, suite
-from autograder import notebook as nbio
-from autograder import kernel as kernel_module
-from autograder.kernel import KernelSession
+from autograder.course import exchange
+from autograder.engine import catalogue, flags, reference, suite
+from autograder.sandbox import confinement
+from autograder.engine import notebook as nbio
+from autograder.engine import kernel as kernel_module
+from autograder.engine.kernel import KernelSession
 from support import REPO
 
 
@@ -26,15 +28,15 @@ def mount_args(args):
 
 
 def test_the_sandbox_binds_no_course_folder_and_no_whole_machine(tmp_path):
-    args = sandbox.bubblewrap_args(tmp_path / "kernel.json", sandbox.Limits(), tmp_path / "passwd",
-                                   uid=sandbox.kernel_uid())
+    args = confinement.bubblewrap_args(tmp_path / "kernel.json", confinement.Limits(), tmp_path / "passwd",
+                                   uid=confinement.kernel_uid())
     binds, _ = mount_args(args)
     assert "/" not in binds and "/etc" not in binds and "/usr" not in binds
     assert "/usr/local" not in binds, "nbgrader's default exchange lives under /usr/local/share"
     for private in (REPO, REPO / "autograder", suite.SUITES, reference.SOLUTIONS, Path.home(),
                     Path("/tmp"), Path("/srv"), Path("/var")):
         assert not any(Path(b) == private or private.is_relative_to(b) for b in binds), private
-    helpers = Path(sandbox.python_layout()["helpers"]).resolve()
+    helpers = Path(confinement.python_layout()["helpers"]).resolve()
     assert any(helpers.is_relative_to(b) for b in binds)
     assert "--clearenv" in args and "--unshare-net" in args and "--new-session" in args
 
@@ -45,10 +47,10 @@ def test_an_engine_installed_inside_site_packages_is_covered(tmp_path, monkeypat
     site = tmp_path / "site-packages"
     (site / "autograder" / "suites").mkdir(parents=True)
     (site / "helpers").mkdir()
-    layout = dict(sandbox.python_layout(), path=[str(site)], helpers=str(site / "helpers"),
+    layout = dict(confinement.python_layout(), path=[str(site)], helpers=str(site / "helpers"),
                   autograder=str(site / "autograder"), site_packages=[str(site)])
     monkeypatch.setattr(sandbox, "python_layout", lambda: layout)
-    args = sandbox.bubblewrap_args(tmp_path / "k.json", sandbox.Limits(), tmp_path / "p",
+    args = confinement.bubblewrap_args(tmp_path / "k.json", confinement.Limits(), tmp_path / "p",
                                    private=[str(tmp_path / "elsewhere")])
     binds, tmpfs = mount_args(args)
     assert str(site) in binds and str(site / "autograder") in tmpfs
@@ -57,7 +59,7 @@ def test_an_engine_installed_inside_site_packages_is_covered(tmp_path, monkeypat
 
 def test_the_kernel_environment_is_a_fixed_list(monkeypatch):
     monkeypatch.setenv("GRADER_SECRET", "x")
-    env = sandbox.kernel_environment("/home/learner")
+    env = confinement.kernel_environment("/home/learner")
     assert "GRADER_SECRET" not in env and set(env) <= {
         "HOME", "TMPDIR", "USER", "LOGNAME", "PATH", "LANG", "LC_ALL", "IPYTHONDIR",
         "MPLCONFIGDIR", "MPLBACKEND", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
@@ -67,30 +69,30 @@ def test_the_kernel_environment_is_a_fixed_list(monkeypatch):
 
 @pytest.mark.slow
 def test_inside_a_kernel_only_the_allowlist_is_mounted(tmp_path):
-    if not sandbox.available():
+    if not confinement.available():
         pytest.skip("bubblewrap is not installed")
-    expected, covers = mount_args(sandbox.bubblewrap_args(Path("/k"), sandbox.Limits(),
+    expected, covers = mount_args(confinement.bubblewrap_args(Path("/k"), confinement.Limits(),
                                                           Path("/p"), uid=1,
                                                           seeds=kernel_module.home_seeds(tmp_path)))
-    with KernelSession(mode=sandbox.BUBBLEWRAP) as kernel:
+    with KernelSession(mode=confinement.BUBBLEWRAP) as kernel:
         result = kernel.execute(
             "import json, os\nprint(json.dumps([[l.split()[4] for l in open('/proc/self/mountinfo')],"
             " sorted(os.listdir('/')), os.getuid(), dict(os.environ)]))", 30)
     text = "".join(o.get("text", "") for o in result.outputs)
     points, top, uid, env = json.loads(text)
     allowed = set(expected) | set(covers) | {"/", "/dev", "/proc", "/etc/passwd",
-                                             sandbox.INSIDE_CONNECTION}
+                                             confinement.INSIDE_CONNECTION}
     extra = [p for p in points if p not in allowed and not p.startswith(("/dev/", "/proc/"))]
     assert extra == [], f"mounted but not on the allowlist: {extra}"
     assert set(top) <= {"bin", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "proc",
                         "root", "run", "sbin", "tmp", "usr", *Path(sys.prefix).parts[1:2],
                         *Path(REPO).parts[1:2], *Path(os.path.realpath(sys.executable)).parts[1:2]}
     assert uid != os.getuid() or os.geteuid() != 0
-    home = [p for p in points if p.startswith(sandbox.INSIDE_HOME + "/")]
-    assert home == [f"{sandbox.INSIDE_HOME}/.matplotlib/{name}" for name, _ in
+    home = [p for p in points if p.startswith(confinement.INSIDE_HOME + "/")]
+    assert home == [f"{confinement.INSIDE_HOME}/.matplotlib/{name}" for name, _ in
                     [kernel_module.matplotlib_font_list.get()] if name] or home == [], (
         "the home holds at most one read-only file: matplotlib's font list")
-    assert set(env) <= set(sandbox.kernel_environment("/")) | {"PWD", "SHLVL", "_"} | {
+    assert set(env) <= set(confinement.kernel_environment("/")) | {"PWD", "SHLVL", "_"} | {
         "LC_CTYPE", "PYDEVD_USE_FRAME_EVAL", "TERM", "CLICOLOR", "FORCE_COLOR", "CLICOLOR_FORCE",
         "PAGER", "GIT_PAGER"}  # the last ones ipykernel sets for itself
 
@@ -155,14 +157,14 @@ def test_collect_copies_regular_files_only_and_follows_no_link(tmp_path, caplog)
 def test_a_kernel_starts_with_matplotlibs_font_list_and_never_rebuilds_it():
     """Every kernel's empty home gets the font list the grader built once, so matplotlib's first
     import does not rebuild it; the folder stays writable, the list read-only."""
-    if not sandbox.available():
+    if not confinement.available():
         pytest.skip("bubblewrap is not installed")
     fonts = kernel_module.matplotlib_font_list
     fonts.get()
     fonts.thread.join(120)
     name, text = fonts.get()
     assert name.startswith("fontlist-") and json.loads(text)["ttflist"]
-    with KernelSession(mode=sandbox.BUBBLEWRAP) as kernel:
+    with KernelSession(mode=confinement.BUBBLEWRAP) as kernel:
         result = kernel.execute(
             "import os, json, matplotlib, matplotlib.font_manager as fm\n"
             "folder = matplotlib.get_cachedir()\n"
@@ -181,18 +183,18 @@ def test_an_interpreter_under_tmp_keeps_tmp_for_itself(monkeypatch, tmp_path):
     def symlinks(args):
         return [args[i + 1:i + 3] for i, a in enumerate(args) if a == "--symlink"]
 
-    scratch = [f"{sandbox.INSIDE_HOME}/tmp", "/tmp"]
-    normal = sandbox.bubblewrap_args(tmp_path / "k.json", sandbox.Limits(), tmp_path / "p", uid=1)
-    real = sandbox.readable_paths
+    scratch = [f"{confinement.INSIDE_HOME}/tmp", "/tmp"]
+    normal = confinement.bubblewrap_args(tmp_path / "k.json", confinement.Limits(), tmp_path / "p", uid=1)
+    real = confinement.readable_paths
     monkeypatch.setattr(sandbox, "readable_paths", lambda layout: (
         lambda found: ([*found[0], "/tmp"], found[1], found[2]))(real(layout)))
-    under_tmp = sandbox.bubblewrap_args(tmp_path / "k.json", sandbox.Limits(), tmp_path / "p",
+    under_tmp = confinement.bubblewrap_args(tmp_path / "k.json", confinement.Limits(), tmp_path / "p",
                                         uid=1)
-    if any(b == "/tmp" or b.startswith("/tmp/") for b in real(sandbox.python_layout())[0]):
+    if any(b == "/tmp" or b.startswith("/tmp/") for b in real(confinement.python_layout())[0]):
         assert scratch not in symlinks(normal)  # this very interpreter lives under /tmp
     else:
         assert scratch in symlinks(normal)
     assert scratch not in symlinks(under_tmp)
     assert any(under_tmp[i:i + 3] == ["--ro-bind", "/tmp", "/tmp"] for i in range(len(under_tmp)))
-    env = sandbox.kernel_environment(sandbox.INSIDE_HOME)
-    assert env["TMPDIR"] == sandbox.INSIDE_HOME
+    env = confinement.kernel_environment(confinement.INSIDE_HOME)
+    assert env["TMPDIR"] == confinement.INSIDE_HOME

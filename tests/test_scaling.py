@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from autograder import reference
+from autograder.engine import reference
 from support import suite_module
 
 ASSIGNMENT = "04-scaling"

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import catalogue, grade, reference, suite, testing
-from autograder.testing import SubmissionError
+from autograder.engine import catalogue, grade, reference, suite, testing
+from autograder.engine.testing import SubmissionError
 
 REPO = Path(__file__).resolve().parent.parent
 SUITE_FILES = sorted((REPO / "autograder" / "suites").glob("*/test_*.py"))

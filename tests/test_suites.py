@@ -8,7 +8,7 @@ import functools
 
 import pytest
 
-from autograder import catalogue, grade, reference, suite
+from autograder.engine import catalogue, grade, reference, suite
 from support import ASSIGNMENTS
 
 ENTRIES = [entry for a in ASSIGNMENTS for entry in catalogue.entries(a)]

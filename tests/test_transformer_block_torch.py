@@ -17,7 +17,7 @@ torch = pytest.importorskip(
     "torch", reason="torch is not installed: the PyTorch cross-checks of the reference block need "
                     "it (the course itself does not)")
 
-from autograder import reference  # noqa: E402
+from autograder.engine import reference  # noqa: E402
 from support import suite_module  # noqa: E402
 
 ASSIGNMENT = "11-transformer-block"

@@ -10,7 +10,7 @@ import pickle
 import numpy as np
 import pytest
 
-from autograder import agent, suite, wire
+from autograder.engine import agent, suite, wire
 
 NONCE = "n0nce"
 

@@ -42,7 +42,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode, parse_utc
 
 from . import identity
-from . import notebook as nbio
+from ..engine import notebook
 
 NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 DIRECTORY = os.O_RDONLY | NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
@@ -177,8 +177,8 @@ def read_timestamp(folder):
     if not os.path.lexists(path):
         return None
     try:
-        return nbio.read_regular(path, limit=200).decode("utf-8").strip()
-    except (nbio.NotebookProblem, UnicodeDecodeError):
+        return notebook.read_regular(path, limit=200).decode("utf-8").strip()
+    except (notebook.NotebookProblem, UnicodeDecodeError):
         raise Refused("its timestamp.txt cannot be read as a timestamp") from None
 
 

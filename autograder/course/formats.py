@@ -8,7 +8,7 @@ a comma in a name stays inside its field) and every name printed to a terminal g
 import csv
 
 from .identity import shown
-from .result import Result
+from ..engine.result import Result
 
 
 def csv_writer(handle):

@@ -26,8 +26,8 @@ import time
 import zipfile
 from pathlib import Path
 
-from . import reference, suite
-from .result import VISIBILITIES, gradescope_results as results_json  # noqa: F401
+from ..engine import reference, suite
+from ..engine.result import VISIBILITIES, gradescope_results as results_json  # noqa: F401
 
 FILES = Path(__file__).resolve().parent / "gradescope_files"
 EPOCH = (1980, 1, 1, 0, 0, 0)  # every entry's timestamp: builds are byte-for-byte reproducible
@@ -71,7 +71,7 @@ def zip_entries(assignment, visibility):
     repo = reference.REPO
     solution = reference.solution_notebook(assignment)
     release = reference.release_notebook(assignment)
-    engine = Path(suite.__file__).resolve().parent
+    package = Path(suite.__file__).resolve().parents[1]
     entries = [("setup.sh", (FILES / "setup.sh").read_bytes(), 0o755),
                ("run_autograder", (FILES / "run_autograder").read_bytes(), 0o755),
                ("requirements.lock", (repo / "requirements.lock").read_bytes(), 0o644),
@@ -86,8 +86,9 @@ def zip_entries(assignment, visibility):
     helpers = Path(reference.REPO / "src" / "helpers")
     entries += [(f"learner/helpers/{p.name}", p.read_bytes(), 0o644)
                 for p in sorted(helpers.glob("*.py"))]
-    entries += [(f"autograder/{p.name}", p.read_bytes(), 0o644) for p in sorted(engine.glob("*.py"))]
-    entries += [(f"autograder/gradescope_files/{p.name}", p.read_bytes(), 0o755)
+    entries += [(f"autograder/{p.relative_to(package)}", p.read_bytes(), 0o644)
+                for p in sorted(package.rglob("*.py")) if "suites" not in p.relative_to(package).parts]
+    entries += [(f"autograder/course/gradescope_files/{p.name}", p.read_bytes(), 0o755)
                 for p in sorted(FILES.iterdir()) if p.is_file()]
     entries += [("autograder/suites/pytest.ini", (suite.SUITES / "pytest.ini").read_bytes(), 0o644)]
     entries += [(f"autograder/suites/{assignment}/{p.name}", p.read_bytes(), 0o644)
@@ -162,9 +163,10 @@ def run(root):
             private.chmod(0o700)  # learner code runs as another user: none of this is theirs
         if (root / "run_autograder").exists():
             (root / "run_autograder").chmod(0o700)
-        from . import grade, sandbox
+        from ..engine import grade
+        from ..sandbox import confinement
         options = grade.Options(sandbox="auto")
-        if options.confinement() == sandbox.LIMITS and os.geteuid() == 0:
+        if options.confinement() == confinement.LIMITS and os.geteuid() == 0:
             write_json(results, failure_json(
                 "The autograder could not run your code as an unprivileged user here, so it did "
                 "not run it. Nothing was recorded against you: tell your instructor."))
@@ -236,7 +238,7 @@ def try_zip(archive, notebook, results=None, bubblewrap_inside=True):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder.gradescope")
+    parser = argparse.ArgumentParser(prog="python -m autograder.course.gradescope")
     commands = parser.add_subparsers(dest="command", required=True)
     r = commands.add_parser("run", help="grade /autograder/submission (inside Gradescope)")
     r.add_argument("--root", default="/autograder")

@@ -103,7 +103,7 @@ def keep_refusals(submitted, assignment, examined, refused, inbound):
     """Record ``refused`` (entries as :func:`read_refusals` gives them), replacing what an
     earlier collect said of the folders ``examined`` now, and forgetting folders no longer in
     ``inbound``."""
-    from .grade import keep
+    from ..engine.grade import keep
     earlier = [e for e in read_refusals(submitted, assignment)
                if e["folder"] not in examined and os.path.lexists(os.path.join(inbound, e["folder"]))]
     entries = sorted(earlier + list(refused), key=lambda e: (e["student"], e["folder"]))

@@ -9,49 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-from . import identity, lifetime, reference
+from . import identity
 from .recorder import Recorder, RecorderStopped
-from .reference import REPO, solution_notebook
-from .state import cache_dir, course_root, site_config, state_dir  # noqa: F401  (this module's interface)
-
-
-def configure(c, root=None):
-    """Every nbgrader setting of the course, on the config object ``c``.
-
-    Used by the course's own ``nbgrader_config.py`` and, on a shared machine, by the instructor's
-    ``~/.jupyter/nbgrader_config.py`` (``configure(get_config(), "/path/to/course")``), so that
-    nbgrader finds the course, its state and its grading steps wherever it is started (the
-    formgrader reads the user's configuration, not the course's file)."""
-    root = Path(root or course_root())
-    state = state_dir(root)
-    state.mkdir(parents=True, exist_ok=True)
-    c.CourseDirectory.root = str(root)
-    c.CourseDirectory.source_directory = "solutions"
-    c.CourseDirectory.release_directory = "notebooks"
-    for step in ("submitted", "autograded", "feedback"):
-        setattr(c.CourseDirectory, f"{step}_directory", os.path.relpath(state / step, root))
-    c.CourseDirectory.db_url = f"sqlite:///{state / 'gradebook.db'}"
-    # Only notebooks are released: nothing else from solutions/<assignment>/ reaches learners.
-    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py"]
-    # `make bench` measures stock nbgrader against this grader; only it sets this variable.
-    if not os.environ.get("ATTENTION_COURSE_STOCK_AUTOGRADE"):
-        from . import nbgrader_plugin
-        nbgrader_plugin.configure(c)
-    return c
-
-
-def single_machine_defaults(c, site):
-    """A course id and a private exchange (made on first use, only its owner may enter it) for
-    one person on one machine, where neither the site nor the user configured them."""
-    state = state_dir(c.CourseDirectory.root)
-    if "course_id" not in site.CourseDirectory:
-        c.CourseDirectory.course_id = "attention-course"
-    if "root" not in site.Exchange:
-        c.Exchange.root = str(state / "exchange")
-        (state / "exchange").mkdir(mode=0o700, parents=True, exist_ok=True)
-    if "cache" not in site.Exchange:
-        c.Exchange.cache = str(state / "exchange-cache")
-    return c
+from ..engine import reference
+from ..engine.reference import REPO, solution_notebook
+from ..sandbox import lifetime
+from .config import cache_dir, state_dir
 
 
 def nbgrader(*args, state=None, check=True, cwd=REPO, env_extra=None, quiet=True, stock=False):
@@ -59,7 +22,7 @@ def nbgrader(*args, state=None, check=True, cwd=REPO, env_extra=None, quiet=True
     ``stock``, nbgrader exactly as installed (``make bench`` measures it so)."""
     env = nbgrader_env(state, env_extra)
     # nbgrader's own command line, without the costs autograder.nbgrader_launch explains.
-    launcher = "nbgrader" if stock else "autograder.nbgrader_launch"
+    launcher = "nbgrader" if stock else "autograder.course.nbgrader_launch"
     completed = subprocess.run([sys.executable, "-m", launcher, *args], cwd=cwd, env=env,
                                text=True, capture_output=quiet,
                                preexec_fn=lifetime.die_with_parent)
@@ -149,7 +112,7 @@ def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, 
 
     Crash-only: killed at any moment, the same command resumes. Grading resumes from the cache;
     recording redoes every submission not marked as recorded."""
-    from . import batch, grade
+    from ..engine import batch, grade
     options = options or grade.Options(sandbox=sandbox)
     state = Path(state or state_dir())
     submitted, notes, _ = submissions(assignment, state, students)
@@ -258,7 +221,7 @@ class Recording:
         student = reply["student"]
         if reply["status"] == "recorded":
             if self._in_place(student):
-                from .grade import keep
+                from ..engine.grade import keep
                 keep(self.marks / f"{student}.json",
                      json.dumps(submission_stamp(self.state, student, self.assignment)))
         elif reply["locked"]:

@@ -23,10 +23,9 @@ from traitlets import Float, Int, Unicode
 
 import nbformat
 
-from . import identity, reference, sanitize, state
-from . import sandbox as confinement
-from . import grade as engine
-from . import notebook as nbio
+from . import config, identity, sanitize
+from ..engine import grade, notebook, reference
+from ..sandbox import confinement
 
 CHECK_PREFIX = "check_"
 
@@ -89,17 +88,17 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
 
     sandbox = Unicode(os.environ.get("ATTENTION_COURSE_SANDBOX", "auto"),
                       help="auto, require or off: how learner code is confined").tag(config=True)
-    cell_timeout = Float(engine.Options.cell_timeout,
+    cell_timeout = Float(grade.Options.cell_timeout,
                          help="seconds one cell of a notebook may run").tag(config=True)
-    notebook_timeout = Float(engine.Options.notebook_timeout,
+    notebook_timeout = Float(grade.Options.notebook_timeout,
                              help="seconds all cells of a notebook may run").tag(config=True)
-    call_timeout = Float(engine.Options.call_timeout,
+    call_timeout = Float(grade.Options.call_timeout,
                          help="seconds one call of a hidden test may take").tag(config=True)
-    budget = Float(engine.Options.budget,
+    budget = Float(grade.Options.budget,
                    help="seconds for everything one notebook gets: cells, replays after crashes "
                         "and the hidden suite").tag(config=True)
 
-    max_restarts = Int(engine.Options.max_restarts,
+    max_restarts = Int(grade.Options.max_restarts,
                        help="kernel crashes a notebook survives (replayed from its last good cell) "
                             "before grading gives up on it").tag(config=True)
     cpu_seconds = Int(confinement.Limits.cpu_seconds,
@@ -119,7 +118,7 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
         limits = confinement.Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_bytes,
                                 processes=self.processes, file_bytes=self.file_bytes,
                                 scratch_bytes=self.scratch_bytes)
-        return engine.Options(sandbox=self.sandbox, cell_timeout=self.cell_timeout,
+        return grade.Options(sandbox=self.sandbox, cell_timeout=self.cell_timeout,
                               notebook_timeout=self.notebook_timeout,
                               call_timeout=self.call_timeout, budget=self.budget,
                               max_restarts=self.max_restarts, limits=limits)
@@ -137,8 +136,8 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
         if not path.is_relative_to(root):
             return None
         try:
-            nbio.read_regular(path, root=root)
-        except nbio.NotebookProblem as problem:
+            notebook.read_regular(path, root=root)
+        except notebook.NotebookProblem as problem:
             return str(problem)
         return None
 
@@ -154,15 +153,15 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
         if problem is not None:
             # What nbgrader read through the link must not reach the feedback: show the release.
             nb.cells = nbformat.read(str(reference.release_notebook(assignment)), as_version=4).cells
-            result, executed = engine.zero_sheet(f"{name}.ipynb", assignment, problem), None
+            result, executed = grade.zero_sheet(f"{name}.ipynb", assignment, problem), None
         else:
             with tempfile.TemporaryDirectory(prefix="attention-autograde-") as folder:
                 path = Path(folder) / f"{name}.ipynb"
                 path.write_text(json.dumps(nb), encoding="utf-8")
                 coursedir = CourseDirectory(config=self.config)
-                result, executed = engine.grade_notebook(
+                result, executed = grade.grade_notebook(
                     path, assignment, self.options(),
-                    cache=state.cache_dir(state.state_dir(coursedir.root)))
+                    cache=config.cache_dir(config.state_dir(coursedir.root)))
         for error in result.errors:
             self.log.warning("%s/%s: %s", assignment, name, error)
         for flag in result.flags:
@@ -178,8 +177,8 @@ def configure(c):
     """Make ``nbgrader autograde`` use the hidden suites, ``nbgrader collect`` check what it
     takes (:mod:`autograder.exchange`), ``nbgrader export`` quote its CSV and every HTML page
     nbgrader renders sanitise learner content (called from nbgrader_config.py)."""
-    c.ExchangeFactory.collect = "autograder.exchange.SafeCollect"
-    c.ExportApp.plugin_class = "autograder.export.QuotedCsvExport"
+    c.ExchangeFactory.collect = "autograder.course.exchange.SafeCollect"
+    c.ExportApp.plugin_class = "autograder.course.export.QuotedCsvExport"
     sanitize.configure(c)
     c.Autograde.autograde_preprocessors = [
         HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,

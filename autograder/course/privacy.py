@@ -9,12 +9,13 @@ path that others can read and exits with status 1 if there is any.
 import stat
 from pathlib import Path
 
-from . import course, reference, suite
+from . import config
+from ..engine import reference, suite
 
 
 def private_paths(root=None):
     """What only the instructor (and the grader) may read."""
-    state = course.state_dir(root)
+    state = config.state_dir(root)
     paths = [reference.SOLUTIONS, suite.SUITES, Path(suite.__file__).parent, state,
              state / "gradebook.db", state / "submitted", state / "autograded",
              state / "feedback", state / "grading-cache"]
@@ -37,7 +38,7 @@ def readable_by_others(path):
 
 
 def main(argv=None):
-    root = Path(argv[0]) if argv else course.course_root()
+    root = Path(argv[0]) if argv else config.course_root()
     problems = [line for line in (readable_by_others(p) for p in private_paths(root)) if line]
     for line in problems:
         print(f"warning: {line}")

@@ -32,7 +32,8 @@ import tempfile
 import threading
 import time
 
-from . import identity, lifetime
+from . import identity
+from ..sandbox import lifetime
 
 LOG_TAIL = 4000  # characters of nbgrader's log kept in a failed learner's reply
 NICENESS = 10    # grading (whose kernels have time limits) goes first; recording has none
@@ -56,7 +57,7 @@ class Recorder:
         self.log = tempfile.TemporaryFile(mode="w+", prefix="attention-recorder-")
         replies_r, replies_w = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "autograder.recorder", str(replies_w), assignment, *arguments],
+            [sys.executable, "-m", "autograder.course.recorder", str(replies_w), assignment, *arguments],
             stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, text=True,
             pass_fds=(replies_w,), env=env, cwd=cwd, preexec_fn=_start)
         os.close(replies_w)

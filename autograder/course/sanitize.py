@@ -155,5 +155,5 @@ class SafeOutputs(Preprocessor):
 def configure(c):
     """Make every nbconvert HTML page nbgrader renders (formgrader, feedback) sanitise learner
     content; a site's own preprocessors and filters stay, before these."""
-    c.HTMLExporter.preprocessors.append("autograder.sanitize.SafeOutputs")
-    c.HTMLExporter.filters.update({"markdown2html": "autograder.sanitize.SafeMarkdown"})
+    c.HTMLExporter.preprocessors.append("autograder.course.sanitize.SafeOutputs")
+    c.HTMLExporter.filters.update({"markdown2html": "autograder.course.sanitize.SafeMarkdown"})

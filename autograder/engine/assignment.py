@@ -12,12 +12,13 @@ from pathlib import Path
 
 from . import reference
 
-ENGINE = Path(__file__).resolve().parent
-SUITES = ENGINE / "suites"
+PACKAGE = Path(__file__).resolve().parents[1]
+SUITES = PACKAGE / "suites"
 # The modules a score depends on. Others (demo, report, bench, course, the command line, the
 # output formats) only move results around.
-GRADING_MODULES = ("agent.py", "catalogue.py", "flags.py", "grade.py", "kernel.py", "launcher.py",
-                   "notebook.py", "relay.py", "sandbox.py", "suite.py", "testing.py", "wire.py")
+GRADING_MODULES = ("engine/agent.py", "engine/catalogue.py", "engine/flags.py", "engine/grade.py",
+                   "engine/kernel.py", "sandbox/launcher.py", "engine/notebook.py", "engine/relay.py",
+                   "sandbox/confinement.py", "engine/suite.py", "engine/testing.py", "engine/wire.py")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +68,7 @@ def version(name):
     digest = hashlib.sha256()
     files = sorted((SUITES / name).rglob("*.py"))
     files += [reference.solution_notebook(name), reference.release_notebook(name)]
-    files += [ENGINE / module for module in GRADING_MODULES]
+    files += [PACKAGE / module for module in GRADING_MODULES]
     files += sorted((reference.REPO / "src" / "helpers").glob("*.py"))  # checks run in suites
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())

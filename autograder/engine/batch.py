@@ -12,14 +12,14 @@ import sys
 import time
 from pathlib import Path
 
-from . import grade as engine
-from . import lifetime, sandbox
+from . import grade
+from ..sandbox import confinement, lifetime
 from .result import Result
 
 
 def _worker(job):
     path, assignment, options, cache, root = job
-    return engine.grade_safely(path, assignment, options, cache, root)
+    return grade.grade_safely(path, assignment, options, cache, root)
 
 
 class Progress:
@@ -44,7 +44,7 @@ class Progress:
         self.stream.flush()
 
 
-def grade_many(paths: list, assignment: str | None = None, options: engine.Options | None = None,
+def grade_many(paths: list, assignment: str | None = None, options: grade.Options | None = None,
                jobs: int | None = None, state: str | Path | None = None, progress: bool = True,
                root: str | Path | None = None, on_result=None) -> list[Result]:
     """Grade ``paths`` (in parallel, ``jobs`` at once); return results in the same order.
@@ -54,16 +54,16 @@ def grade_many(paths: list, assignment: str | None = None, options: engine.Optio
     notebook may be a link (a class's ``submitted/`` folder). ``on_result(path, result)`` is
     called as each result is known (and kept), in this process.
     """
-    options = options or engine.Options()
+    options = options or grade.Options()
     mode = options.confinement()  # refuse (require) or warn (auto) once, before any work
     if progress:  # which mechanism holds each kernel's total memory and processes here
-        print(sandbox.limits_statement(mode, options.limits), file=sys.stderr)
+        print(confinement.limits_statement(mode, options.limits), file=sys.stderr)
     lifetime.clear_leftovers(state)  # what an earlier, killed run left behind
     results: list = [None] * len(paths)
     todo = []
     for index, path in enumerate(paths):
         try:
-            todo.append((index, (str(path), assignment or engine.detect_assignment(path),
+            todo.append((index, (str(path), assignment or grade.detect_assignment(path),
                                  options, state and str(state), root and str(root))))
         except LookupError as error:
             results[index] = Result(str(path), None, [], [str(error)])
@@ -90,13 +90,13 @@ def grade_many(paths: list, assignment: str | None = None, options: engine.Optio
                     index, job = futures[future]
                     try:
                         result = future.result()
-                    except engine.StateFull:
+                    except grade.StateFull:
                         raise
                     except Exception as error:  # the worker process itself died
-                        result = engine.failure_sheet(job[0], job[1],
+                        result = grade.failure_sheet(job[0], job[1],
                                             f"the grading process died ({type(error).__name__})")
                     record(index, result)
-            except engine.StateFull:
+            except grade.StateFull:
                 for future in futures:
                     future.cancel()
                 raise

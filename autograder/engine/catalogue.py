@@ -28,7 +28,7 @@ import numpy as np
 
 from . import agent, reference, wire
 
-SUITES = Path(__file__).resolve().parent / "suites"
+SUITES = Path(__file__).resolve().parents[1] / "suites"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from .assignment import Assignment
 from .result import Result
-from . import notebook as nbio
+from . import notebook
 from . import reference, suite
-from . import sandbox as confinement
 from . import relay
+from ..sandbox import confinement
 from .kernel import CallFailed, KernelSession
 
 # Stage timings for `make bench` (autograder/bench.py), never part of a result: a callable
@@ -212,16 +212,16 @@ def grade_notebook(path: str | Path, assignment: str | None = None, options: Opt
     assignment = assignment or detect_assignment(path)
     errors, executed, problem, flags = [], None, None, []
     try:
-        raw = nbio.read_regular(path, root=root)
+        raw = notebook.read_regular(path, root=root)
         # Parsed and flagged in a child process bounded in memory and time (never here).
-        submitted, flags = nbio.read_submission(raw, max(1.0, min(
-            3 * nbio.READ_CPU_SECONDS, options.budget - (time.monotonic() - started))))
+        submitted, flags = notebook.read_submission(raw, max(1.0, min(
+            3 * notebook.READ_CPU_SECONDS, options.budget - (time.monotonic() - started))))
         del raw
-        released = nbio.load(reference.release_notebook(assignment))
-        executed, notes = nbio.restore_locked(submitted, released)
+        released = notebook.load(reference.release_notebook(assignment))
+        executed, notes = notebook.restore_locked(submitted, released)
         errors += notes
         key = content_key(assignment, executed)
-    except nbio.NotebookProblem as error:
+    except notebook.NotebookProblem as error:
         problem = error
         key = content_key(assignment, f"unreadable: {error}".encode())
     entry = Path(cache) / f"{key}.json" if cache else None

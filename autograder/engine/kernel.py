@@ -32,7 +32,8 @@ from jupyter_client import BlockingKernelClient
 from zmq.utils.monitor import recv_monitor_message
 from jupyter_client.connect import write_connection_file
 
-from . import agent, launcher, lifetime, relay, sandbox, wire
+from . import agent, relay, wire
+from ..sandbox import confinement, launcher, lifetime
 
 MAX_OUTPUT_CHARS = 20_000       # of one cell's outputs; the rest is dropped with a note
 MAX_NOTEBOOK_OUTPUT_CHARS = 2_000_000  # of all cells' outputs together
@@ -126,10 +127,10 @@ class CallFailed(Exception):
 class KernelSession:
     """One learner kernel, started confined, with its own runtime folder on the host."""
 
-    def __init__(self, mode=sandbox.LIMITS, limits=None, private=(), startup_timeout=60,
+    def __init__(self, mode=confinement.LIMITS, limits=None, private=(), startup_timeout=60,
                  received_bytes=relay.MAX_TOTAL_BYTES):
-        self.mode = mode  # sandbox.BUBBLEWRAP, USER or LIMITS
-        self.limits = limits or sandbox.Limits()
+        self.mode = mode  # confinement.BUBBLEWRAP, USER or LIMITS
+        self.limits = limits or confinement.Limits()
         self.private = tuple(str(p) for p in private)  # folders to cover if ever made visible
         self.startup_timeout = startup_timeout
         self.process = None
@@ -146,18 +147,18 @@ class KernelSession:
 
     @property
     def sandboxed(self):
-        return self.mode == sandbox.BUBBLEWRAP
+        return self.mode == confinement.BUBBLEWRAP
 
     # ------------------------------------------------------------ lifecycle
     def start(self, timeout=None):
         """Start the kernel and wait until it answers; raise CallFailed if it does not."""
         self.runtime = lifetime.runtime_folder()
         # Another user (the kernel's) must reach its home and the connection file, not list them.
-        self.runtime.chmod(0o711 if self.mode == sandbox.USER else 0o700)
+        self.runtime.chmod(0o711 if self.mode == confinement.USER else 0o700)
         self.home = self.runtime / "home"
         self.seeds = home_seeds(self.runtime)
         if self.sandboxed:
-            inside = sandbox.INSIDE_SOCKETS
+            inside = confinement.INSIDE_SOCKETS
         else:
             self.home.mkdir(mode=0o700)
             (self.home / ".kernel").mkdir()
@@ -169,14 +170,14 @@ class KernelSession:
         _, info = write_connection_file(str(connection), transport="ipc", ip=inside,
                                         key=secrets.token_hex(32).encode())
         connection.chmod(0o644)  # the kernel's user must read it
-        self.uid = sandbox.kernel_uid() if os.geteuid() == 0 else None
-        if self.mode == sandbox.USER:
+        self.uid = confinement.kernel_uid() if os.geteuid() == 0 else None
+        if self.mode == confinement.USER:
             for path in (self.home, *self.home.rglob("*")):
                 os.chown(path, self.uid, self.uid)
         ports = {channel: info[f"{channel}_port"] for channel in relay.CHANNELS}
         self.relay = relay.Relay(self.runtime, self.allowance, ports)
         descriptors = self.relay.descriptors()
-        self.cgroup = sandbox.Cgroup(f"attention-{os.getpid()}-{secrets.token_hex(4)}",
+        self.cgroup = confinement.Cgroup(f"attention-{os.getpid()}-{secrets.token_hex(4)}",
                                      self.limits)
         command = self._command(connection, {ports[c]: fd for c, fd in descriptors.items()})
         log = open(self.runtime / "kernel.log", "wb")
@@ -206,28 +207,28 @@ class KernelSession:
         return self
 
     def _command(self, connection, descriptors):
-        kernel = launcher.command(sys.executable, descriptors, sandbox.INSIDE_CONNECTION
+        kernel = launcher.command(sys.executable, descriptors, confinement.INSIDE_CONNECTION
                                   if self.sandboxed else connection)
         # Limits are set on the kernel itself, inside the sandbox's user namespace where there is
         # one: set on bubblewrap, the process limit would count every process of the grading
         # user, and one learner's fork bomb would stop another's kernel from starting.
-        limits = sandbox.limit_prefix(self.limits)
-        if self.mode == sandbox.LIMITS:  # dies with the grader, where setpriv can arrange it
-            dies = sandbox.setpriv_prefix() if sandbox.setpriv() else []
+        limits = confinement.limit_prefix(self.limits)
+        if self.mode == confinement.LIMITS:  # dies with the grader, where setpriv can arrange it
+            dies = confinement.setpriv_prefix() if confinement.setpriv() else []
             return self.cgroup.prefix() + dies + limits + kernel
-        if self.mode == sandbox.USER:  # root without namespaces: at least another identity
-            return self.cgroup.prefix() + sandbox.setpriv_prefix(self.uid) + limits + kernel
+        if self.mode == confinement.USER:  # root without namespaces: at least another identity
+            return self.cgroup.prefix() + confinement.setpriv_prefix(self.uid) + limits + kernel
         passwd = self.runtime / "passwd"
-        passwd.write_text(sandbox.passwd_text(self.uid if self.uid is not None else 1000))
+        passwd.write_text(confinement.passwd_text(self.uid if self.uid is not None else 1000))
         passwd.chmod(0o644)
-        args = sandbox.bubblewrap_args(connection, self.limits, passwd, self.uid, self.private,
+        args = confinement.bubblewrap_args(connection, self.limits, passwd, self.uid, self.private,
                                        self.seeds)
         return self.cgroup.prefix() + args + limits + kernel
 
     def _launch_environment(self):
         if self.sandboxed:  # bubblewrap clears it and sets the kernel's own
             return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-        return sandbox.kernel_environment(str(self.home), {"JPY_PARENT_PID": str(os.getpid())})
+        return confinement.kernel_environment(str(self.home), {"JPY_PARENT_PID": str(os.getpid())})
 
     def _wait_ready(self, timeout):
         deadline = time.monotonic() + timeout

@@ -106,7 +106,7 @@ def canonical(notebook):
 
 READER = """import sys
 sys.path.insert(0, sys.argv[1])
-from autograder import notebook
+from autograder.engine import notebook
 notebook._read_in_child(int(sys.argv[2]))
 """
 
@@ -116,7 +116,7 @@ def read_submission(raw, timeout=None):
     :data:`READ_MEMORY` of memory and :data:`READ_CPU_SECONDS` of CPU time: a notebook that needs
     more is refused with a NotebookProblem. ``timeout`` (seconds of wall-clock time, by default
     three times the CPU time) is for a machine too busy to read it: RuntimeError, not a verdict."""
-    engine = str(Path(__file__).resolve().parent.parent)
+    engine = str(Path(__file__).resolve().parents[2])
     timeout = timeout or 3 * READ_CPU_SECONDS
     try:
         done = subprocess.run([sys.executable, "-I", "-S", "-c", READER, engine,
@@ -142,7 +142,7 @@ def _read_in_child(parent):
     """The child's side of :func:`read_submission`: stdin's bytes in, one JSON answer out."""
     import resource
     from . import flags
-    from .lifetime import die_with_parent
+    from ..sandbox.lifetime import die_with_parent
     die_with_parent(parent)
     for limit, value in ((resource.RLIMIT_AS, (READ_MEMORY, READ_MEMORY)),
                          (resource.RLIMIT_CPU, (READ_CPU_SECONDS, READ_CPU_SECONDS + 1))):

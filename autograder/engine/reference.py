@@ -8,7 +8,7 @@ import functools
 import json
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SOLUTIONS = REPO / "solutions"
 RELEASE = REPO / "notebooks"
 

@@ -23,7 +23,7 @@ from .result import TestResult
 from .kernel import CallFailed
 from .testing import Feedback, SubmissionError
 
-SUITES = Path(__file__).resolve().parent / "suites"
+SUITES = Path(__file__).resolve().parents[1] / "suites"
 KERNEL_WORD = ("passed as reported by your kernel: in-place changes, warnings and prints are "
                "measured inside it, where the grader cannot check them")
 

@@ -60,7 +60,7 @@ def clear_leftovers(state=None):
     """Remove what killed runs left: their kernels' runtime folders in the temporary folder,
     their control groups (killing anything still in them) and, in ``state``, entries they were
     half-way through writing. Returns how many things were removed."""
-    from .sandbox import Cgroup
+    from .confinement import Cgroup
     removed = 0
     pattern = re.compile(rf"^{RUNTIME_PREFIX}(\d+)-")
     for folder in Path(tempfile.gettempdir()).glob(f"{RUNTIME_PREFIX}*"):

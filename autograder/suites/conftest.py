@@ -13,7 +13,7 @@ adds nothing: no fixture, no hook that acts.
 """
 import pytest
 
-from autograder import catalogue, reference, suite
+from autograder.engine import catalogue, reference, suite
 
 
 def pytest_addoption(parser):

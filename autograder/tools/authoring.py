@@ -13,8 +13,8 @@ round-trip through a plain-text form where each cell starts with a header line::
 nbgrader's cell types; ``setup`` tags definitions the reference solution needs (imports, given
 code). Grade cells are always locked. Usage::
 
-    python -m autograder.authoring export solutions/02-scoring/scoring.ipynb > scoring.txt
-    python -m autograder.authoring import scoring.txt solutions/02-scoring/scoring.ipynb
+    python -m autograder.tools.authoring export solutions/02-scoring/scoring.ipynb > scoring.txt
+    python -m autograder.tools.authoring import scoring.txt solutions/02-scoring/scoring.ipynb
 """
 import json
 import re

@@ -35,7 +35,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from . import course, demo, grade, reference
+from . import demo
+from ..course import instructor
+from ..engine import grade, reference
 
 BENCH_ASSIGNMENTS = ("00-getting-started", "02-scoring")
 STAGES = ("start", "execute", "suite", "close")
@@ -108,7 +110,7 @@ def synthetic_class(state, per_assignment, distinct=True):
 def _fresh_state(root, per_assignment, distinct=True):
     state = Path(tempfile.mkdtemp(prefix="state-", dir=root))
     for assignment in assignments():
-        course.nbgrader("generate_assignment", assignment, "--force",
+        instructor.nbgrader("generate_assignment", assignment, "--force",
                         f"--CourseDirectory.release_directory={state / 'release'}", state=state)
     return state, synthetic_class(state, per_assignment, distinct)
 
@@ -225,20 +227,20 @@ def stage_log(folder):
 
 @contextlib.contextmanager
 def recording_costs(costs):
-    """While active, each ``course.Recording`` appends ``{"cpu", "waited"}`` to ``costs`` when it
+    """While active, each ``instructor.Recording`` appends ``{"cpu", "waited"}`` to ``costs`` when it
     ends: its recording process's CPU seconds, and the seconds its ``finish`` took (what recording
     added after the last grade)."""
-    original = course.Recording.__exit__
+    original = instructor.Recording.__exit__
 
     def measured(self, *exc):
         original(self, *exc)
         if self.recorder is not None:
             costs.append({"cpu": self.recorder.cpu_seconds or 0.0, "waited": self.waited})
-    course.Recording.__exit__ = measured  # type: ignore[method-assign]
+    instructor.Recording.__exit__ = measured  # type: ignore[method-assign]
     try:
         yield costs
     finally:
-        course.Recording.__exit__ = original  # type: ignore[method-assign]
+        instructor.Recording.__exit__ = original  # type: ignore[method-assign]
 
 
 def _process_table():
@@ -308,7 +310,7 @@ def instructor_path(root, per_assignment, jobs, distinct=True):
     with stage_log(root) as log, recording_costs(costs):
         started = time.perf_counter()
         for assignment in assignments():
-            course.autograde(assignment, jobs=jobs, state=state, progress=False)
+            instructor.autograde(assignment, jobs=jobs, state=state, progress=False)
         seconds = time.perf_counter() - started
     waited = sum(cost["waited"] for cost in costs)
     return {"count": len(paths), "distinct": distinct_count(paths), "seconds": seconds,
@@ -319,7 +321,7 @@ def instructor_path(root, per_assignment, jobs, distinct=True):
 
 def recording_alone(state):
     """The recording of a graded class replayed on its own, nothing else running: every mark
-    removed (so every learner's autograded folder goes too), then ``course.record`` for each
+    removed (so every learner's autograded folder goes too), then ``instructor.record`` for each
     assignment, which finds every grade in the cache and records it again. What recording
     costs when it is all there is to do; its wall seconds and its processes' CPU seconds."""
     costs = []
@@ -327,8 +329,8 @@ def recording_alone(state):
     with recording_costs(costs):
         for assignment in assignments():
             shutil.rmtree(Path(state) / "recorded" / assignment, ignore_errors=True)
-            submitted = course.submissions(assignment, state)[0]
-            course.record(assignment, [p.parent.parent.name for p in submitted],
+            submitted = instructor.submissions(assignment, state)[0]
+            instructor.record(assignment, [p.parent.parent.name for p in submitted],
                           grade.Options(), state)
     return {"seconds": time.perf_counter() - started, "cpu": sum(c["cpu"] for c in costs)}
 
@@ -337,7 +339,7 @@ def stock_path(root, per_assignment):
     state, paths = _fresh_state(root, per_assignment, True)
     started = time.perf_counter()
     for assignment in assignments():
-        course.nbgrader("autograde", assignment, state=state,
+        instructor.nbgrader("autograde", assignment, state=state,
                         env_extra={"ATTENTION_COURSE_STOCK_AUTOGRADE": "1"}, check=False,
                         stock=True)
     return {"count": len(paths), "seconds": time.perf_counter() - started}
@@ -347,12 +349,12 @@ def recording_start(root, repeats=3):
     """CPU seconds of a recording process that records nobody, ``repeats`` times for each
     assignment: what recording costs before its first notebook (imports, nbgrader's
     configuration)."""
-    from .recorder import Recorder
+    from ..course.recorder import Recorder
     state, _ = _fresh_state(root, 0)
     seconds = []
     for _ in range(repeats):
         for assignment in assignments():
-            recorder = Recorder(assignment, cwd=reference.REPO, env=course.nbgrader_env(state))
+            recorder = Recorder(assignment, cwd=reference.REPO, env=instructor.nbgrader_env(state))
             recorder.close()
             seconds.append(recorder.cpu_seconds)
     return seconds
@@ -479,14 +481,15 @@ def font_list_gain(repeats=9):
     """Seconds a fresh sandboxed kernel takes to import numpy, pyplot and helpers.plots and draw
     one figure, with and without matplotlib's font list in its home (kernel.home_seeds),
     alternating: ``{"with": median, "without": median}``."""
-    from . import kernel, sandbox
+    from ..engine import kernel
+    from ..sandbox import confinement
     seeds = kernel.home_seeds
     fonts = kernel.matplotlib_font_list
     fonts.get()
     fonts.thread.join(120)
     code = ("import numpy as np\nimport matplotlib.pyplot as plt\nfrom helpers import plots\n"
             "plt.figure(); plt.plot([1, 2])")
-    mode = sandbox.resolve_mode("auto")
+    mode = confinement.resolve_mode("auto")
     times = {"with": [], "without": []}
     try:
         for _ in range(repeats):
@@ -662,7 +665,7 @@ def goal_table(c, lat, cap):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder.bench")
+    parser = argparse.ArgumentParser(prog="python -m autograder.tools.bench")
     parser.add_argument("--per-assignment", type=int, default=20,
                         help="submissions per assignment in the comparison (two assignments: a "
                              "class of 40 by default)")

@@ -17,8 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from . import catalogue, course, grade, reference
-from .gradescope import results_json
+from ..course import instructor
+from ..course.gradescope import results_json
+from ..engine import catalogue, grade, reference
 
 OUTPUT = reference.REPO / "demo-output"
 ASSIGNMENTS = ("00-getting-started", "02-scoring")
@@ -171,9 +172,9 @@ def run(output=OUTPUT, size=CLASS_SIZE, jobs=None, quiet=False):
 
     say(f"1/6 releasing {', '.join(names)}")
     for assignment in names:
-        course.nbgrader("generate_assignment", assignment, "--force",
+        instructor.nbgrader("generate_assignment", assignment, "--force",
                         f"--CourseDirectory.release_directory={state / 'release'}", state=state)
-        course.nbgrader("release_assignment", assignment, "--force",
+        instructor.nbgrader("release_assignment", assignment, "--force",
                         f"--CourseDirectory.release_directory={state / 'release'}", state=state)
 
     from nbgrader.api import Gradebook
@@ -193,17 +194,17 @@ def run(output=OUTPUT, size=CLASS_SIZE, jobs=None, quiet=False):
 
     say("3/6 collecting")
     for assignment in names:
-        course.nbgrader("collect", assignment, state=state)
+        instructor.nbgrader("collect", assignment, state=state)
 
     say("4/6 grading in the sandbox, then recording grades with nbgrader autograde")
     for assignment in names:
-        course.autograde(assignment, jobs=jobs, state=state, progress=not quiet)
+        instructor.autograde(assignment, jobs=jobs, state=state, progress=not quiet)
 
     say("5/6 feedback and export")
     for assignment in names:
-        course.nbgrader("generate_feedback", assignment, state=state)
+        instructor.nbgrader("generate_feedback", assignment, state=state)
     grades_csv = output / "grades.csv"
-    course.nbgrader("export", f"--to={grades_csv}", state=state)
+    instructor.nbgrader("export", f"--to={grades_csv}", state=state)
 
     say("6/6 Gradescope results and the instructor report")
     results = _results(state, learners)
@@ -229,7 +230,7 @@ def run(output=OUTPUT, size=CLASS_SIZE, jobs=None, quiet=False):
 def _results(state, learners):
     """Each learner's engine results (the cache nbgrader's autograde read them from)."""
     results = {}
-    cache = course.cache_dir(state)
+    cache = instructor.cache_dir(state)
     for learner, plans in learners.items():
         for assignment in plans:
             path = next((state / "submitted" / learner / assignment).glob("*.ipynb"))

@@ -5,7 +5,7 @@ import functools
 import textwrap
 from pathlib import Path
 
-from . import catalogue, grade
+from ..engine import catalogue, grade
 
 
 def write_report(results, learners, folder):

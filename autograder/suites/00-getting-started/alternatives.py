@@ -1,7 +1,7 @@
 """Correct row_normalize implementations written differently; each must keep full marks."""
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 
 @alternative("row_normalize", "a Python loop over rows")

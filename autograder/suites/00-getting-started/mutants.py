@@ -1,7 +1,7 @@
 """Realistic wrong row_normalize implementations; the suite must take points from each."""
 import numpy as np
 
-from autograder.catalogue import mutant
+from autograder.kit import mutant
 
 
 @mutant("row_normalize", "divide by the column sums (axis=0) instead of the row sums")

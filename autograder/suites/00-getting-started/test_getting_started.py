@@ -2,9 +2,8 @@
 import numpy as np
 import pytest
 
-from autograder.catalogue import mistakes
-from autograder.testing import (as_array, check, expect_clean_call, expect_close, expect_shape,
-                                expect_sums_to_one, points)
+from autograder.kit import (as_array, check, expect_clean_call, expect_close, expect_shape,
+                            expect_sums_to_one, mistakes, points)
 
 ASSIGNMENT = "00-getting-started"
 # What expect_clean_call says about a warning in row_normalize.

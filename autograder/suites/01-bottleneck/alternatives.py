@@ -1,7 +1,7 @@
 """Correct implementations of 01-bottleneck written differently; each must keep full marks."""
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 
 # ------------------------------------------------------------------ rnn_encode

@@ -8,9 +8,8 @@ entry of W, or left out of the penalty): the curriculum only asks for "ridge lea
 import numpy as np
 import pytest
 
-from autograder.catalogue import mistakes
-from autograder.testing import (as_array, as_float, check, expect_clean_call, expect_close,
-                                expect_finite, expect_shape, fail, name_mistake, points)
+from autograder.kit import (as_array, as_float, check, expect_clean_call, expect_close,
+                            expect_finite, expect_shape, fail, mistakes, name_mistake, points)
 
 ASSIGNMENT = "01-bottleneck"
 

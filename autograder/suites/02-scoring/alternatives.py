@@ -2,7 +2,7 @@
 reference; each must keep full marks."""
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 
 # ------------------------------------------------------------------ softmax

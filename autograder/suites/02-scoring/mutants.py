@@ -5,7 +5,7 @@ every one of them on its own function.
 """
 import numpy as np
 
-from autograder.catalogue import mutant
+from autograder.kit import mutant
 
 
 # ------------------------------------------------------------------ softmax

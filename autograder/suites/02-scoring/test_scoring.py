@@ -9,9 +9,8 @@ learner's own score functions; those score functions accept batches and broadcas
 import numpy as np
 import pytest
 
-from autograder.catalogue import mistakes
-from autograder.testing import (as_array, as_pair, call, check, expect_clean_call, expect_close,
-                                expect_shape, points, softmax, suite_function)
+from autograder.kit import (as_array, as_pair, call, check, expect_clean_call, expect_close,
+                            expect_shape, mistakes, points, softmax, suite_function)
 
 ASSIGNMENT = "02-scoring"
 

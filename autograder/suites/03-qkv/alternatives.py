@@ -5,7 +5,7 @@ scope, but these mostly avoid it on purpose.
 """
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 # ------------------------------------------------------------------ hard_lookup
 

@@ -5,7 +5,7 @@ the answer cell: `np` and the notebook's given `softmax` are in scope.
 """
 import numpy as np
 
-from autograder.catalogue import mutant
+from autograder.kit import mutant
 
 # ------------------------------------------------------------------ hard_lookup
 

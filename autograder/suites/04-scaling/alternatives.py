@@ -1,7 +1,7 @@
 """Correct implementations of 04-scaling written differently; each must keep full marks."""
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 # ------------------------------------------------------------------ dot_product_stats
 

@@ -1,7 +1,7 @@
 """Realistic wrong implementations of 04-scaling; the suite must take points from each."""
 import numpy as np
 
-from autograder.catalogue import mutant
+from autograder.kit import mutant
 
 # ------------------------------------------------------------------ dot_product_stats
 

@@ -5,7 +5,7 @@ names of the setup cell (D_MODEL, MAX_DEPTH, feature) and the other reference fu
 """
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 # ------------------------------------------------------------------ causal_mask
 

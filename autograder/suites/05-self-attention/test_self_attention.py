@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 from helpers import grammar
 
-from autograder.catalogue import mistakes
-from autograder.testing import (Lambda, Partial, RNG, as_array, as_float, as_pair, check,
-                                expect_clean_call, expect_close, expect_shape, fail, points,
-                                softmax)
+from autograder.kit import (Lambda, Partial, RNG, as_array, as_float, as_pair, check,
+                            expect_clean_call, expect_close, expect_shape, fail, mistakes, points,
+                            softmax)
 
 ASSIGNMENT = "05-self-attention"
 

@@ -5,7 +5,7 @@ split_heads, merge_heads in scope); several deliberately use none of them.
 """
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 # ------------------------------------------------------------------ split_heads
 

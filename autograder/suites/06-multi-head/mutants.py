@@ -5,7 +5,7 @@ namespace: np, math, softmax, scaled_dot_product_attention, split_heads and merg
 """
 import numpy as np
 
-from autograder.catalogue import mutant
+from autograder.kit import mutant
 
 # ------------------------------------------------------------------ split_heads
 

@@ -9,9 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from autograder.catalogue import mistakes
-from autograder.testing import (as_array, as_pair, check, expect_clean_call, expect_close,
-                                expect_shape, fail, points, softmax)
+from autograder.kit import (as_array, as_pair, check, expect_clean_call, expect_close,
+                            expect_shape, fail, mistakes, points, softmax)
 
 ASSIGNMENT = "06-multi-head"
 F32 = dict(rtol=1e-4, atol=1e-5)          # float32 results against a float64 oracle

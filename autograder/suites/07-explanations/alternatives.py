@@ -1,7 +1,7 @@
 """Correct implementations of 07-explanations written differently; each must keep full marks."""
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 
 # ------------------------------------------------------------------ js_divergence

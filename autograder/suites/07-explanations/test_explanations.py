@@ -10,9 +10,8 @@ import itertools
 
 import numpy as np
 
-from autograder.catalogue import mistakes
-from autograder.testing import (RNG, as_array, as_float, check, expect_clean_call, expect_close,
-                                expect_shape, fail, points, softmax, suite_function)
+from autograder.kit import (RNG, as_array, as_float, check, expect_clean_call, expect_close,
+                            expect_shape, fail, mistakes, points, softmax, suite_function)
 
 ASSIGNMENT = "07-explanations"
 LN2 = float(np.log(2.0))

@@ -6,7 +6,7 @@ lists, scores instead of weights, nothing but the inputs) are graded in tests/te
 """
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 # ---------------------------------------------------------------- numerical_gradient
 

@@ -4,7 +4,7 @@ Mutants of attention_backward read the reference cache, (Q, K, V, weights).
 """
 import numpy as np
 
-from autograder.catalogue import mutant
+from autograder.kit import mutant
 
 # ---------------------------------------------------------------- numerical_gradient
 

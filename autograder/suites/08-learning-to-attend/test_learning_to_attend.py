@@ -8,10 +8,10 @@ attention_backward, and compares the resulting gradients with gradients computed
 import numpy as np
 import pytest
 
-from autograder.catalogue import mistakes, mutants
-from autograder.testing import (as_array, as_float, central_differences, check, expect_clean_call,
-                                expect_close, expect_plain_cache, expect_shape, fail,
-                                forward_for_backward, points, softmax, suite_function)
+from autograder.kit import (as_array, as_float, central_differences, check, expect_clean_call,
+                            expect_close, expect_plain_cache, expect_shape, fail,
+                            forward_for_backward, mistakes, mutants, points, softmax,
+                            suite_function)
 
 ASSIGNMENT = "08-learning-to-attend"
 

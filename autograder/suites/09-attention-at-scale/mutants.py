@@ -4,7 +4,7 @@ Each description completes "This is what you get when you ...".
 """
 import numpy as np
 
-from autograder.catalogue import mutant
+from autograder.kit import mutant
 
 
 # ------------------------------------------------------------------ online_softmax

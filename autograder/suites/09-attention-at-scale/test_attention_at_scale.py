@@ -23,10 +23,9 @@ fool this test (it runs in their kernel); everything else in the suite is judged
 import numpy as np
 import pytest
 
-from autograder.catalogue import mistakes
-from autograder.testing import (Function, SubmissionError, as_array, as_float, batched_keys_hint,
-                                call, check, expect_clean_call, expect_close, expect_shape, fail,
-                                points, softmax)
+from autograder.kit import (Function, SubmissionError, as_array, as_float, batched_keys_hint, call,
+                            check, expect_clean_call, expect_close, expect_shape, fail, mistakes,
+                            points, softmax)
 
 ASSIGNMENT = "09-attention-at-scale"
 EXACT = {"rtol": 1e-10, "atol": 1e-13}       # float64 against float64 softmax weights in [0, 1]

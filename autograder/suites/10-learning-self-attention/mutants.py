@@ -6,7 +6,7 @@ Each runs as if written in the answer cell: numpy as np, the given functions of 
 """
 import numpy as np
 
-from autograder.catalogue import mutant
+from autograder.kit import mutant
 
 # ---------------------------------------------------------------- cross_entropy
 

@@ -8,9 +8,8 @@ and compares the learner's gradients with gradients computed here.
 import numpy as np
 import pytest
 
-from autograder.catalogue import mistakes
-from autograder.testing import (as_array, as_float, check, expect_clean_call, expect_close,
-                                expect_shape, fail, points, softmax)
+from autograder.kit import (as_array, as_float, check, expect_clean_call, expect_close,
+                            expect_shape, fail, mistakes, points, softmax)
 
 ASSIGNMENT = "10-learning-self-attention"
 

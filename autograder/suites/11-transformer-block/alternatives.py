@@ -6,7 +6,7 @@ params).
 """
 import numpy as np
 
-from autograder.catalogue import alternative
+from autograder.kit import alternative
 
 
 @alternative("layer_norm", "moments from sums divided by d, one row at a time through einsum")

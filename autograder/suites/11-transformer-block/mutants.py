@@ -5,7 +5,7 @@ attention being the cache of the given multi_head_attention_forward.
 """
 import numpy as np
 
-from autograder.catalogue import mutant
+from autograder.kit import mutant
 
 # ---------------------------------------------------------------- layer_norm
 

@@ -10,10 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from autograder.catalogue import mistakes
-from autograder.testing import (as_array, as_float, as_pair, call, central_differences, check,
-                                expect_clean_call, expect_close, expect_plain_cache, expect_shape,
-                                fail, forward_for_backward, points, softmax)
+from autograder.kit import (as_array, as_float, as_pair, call, central_differences, check,
+                            expect_clean_call, expect_close, expect_plain_cache, expect_shape,
+                            fail, forward_for_backward, mistakes, points, softmax)
 
 ASSIGNMENT = "11-transformer-block"
 F32 = {"rtol": 1e-4, "atol": 1e-5}          # float32 results against a float64 oracle

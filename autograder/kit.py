@@ -1,0 +1,24 @@
+"""The suite kit: the one module a hidden suite, its mutants and its alternatives import from the
+grading engine (``from autograder.kit import ...``).
+
+Everything here is defined in the engine (:mod:`autograder.engine.testing` for calling the
+learner's functions and checking what comes back, :mod:`autograder.engine.catalogue` for the
+catalogue of known mistakes and correct alternatives); this path stays the same wherever those
+modules move. docs/authoring.md, "The suite kit", says which to use for what.
+"""
+from .engine.catalogue import alternative, matching_mistakes, mistakes, mutant, mutants
+from .engine.testing import (CAUSES, COPY_HINT, KINDS, WARNING_HINT, Feedback, Function, Lambda,
+                             Partial, RNG, SubmissionError, Unsupported, as_array, as_float,
+                             as_pair, batched_keys_hint, call, central_differences, check,
+                             describe_difference, expect_clean_call, expect_close, expect_dtype,
+                             expect_finite, expect_plain_cache, expect_shape, expect_sums_to_one,
+                             fail, forward_for_backward, name_mistake, points, softmax,
+                             suite_function)
+
+__all__ = [
+    "CAUSES", "COPY_HINT", "KINDS", "WARNING_HINT", "Feedback", "Function", "Lambda", "Partial",
+    "RNG", "SubmissionError", "Unsupported", "alternative", "as_array", "as_float", "as_pair",
+    "batched_keys_hint", "call", "central_differences", "check", "describe_difference",
+    "expect_clean_call", "expect_close", "expect_dtype", "expect_finite", "expect_plain_cache",
+    "expect_shape", "expect_sums_to_one", "fail", "forward_for_backward", "matching_mistakes",
+    "mistakes", "mutant", "mutants", "name_mistake", "points", "softmax", "suite_function"]
