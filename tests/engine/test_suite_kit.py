@@ -19,7 +19,7 @@ import pytest
 from autograder.engine import catalogue, grade, reference, suite, testing
 from autograder.engine.testing import SubmissionError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SUITE_FILES = sorted((REPO / "autograder" / "suites").glob("*/test_*.py"))
 
 
