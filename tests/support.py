@@ -11,27 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from autograder.engine import reference
+from autograder.engine.assignment import Course
+from autograder.engine.notebook import source as cell_source  # noqa: F401  (tests take it from here)
 
 REPO = Path(__file__).resolve().parent.parent
-ASSIGNMENTS = reference.assignments()
+COURSE = Course.from_root(REPO)  # this repository's course: solutions/, notebooks/, its suites
+ASSIGNMENTS = [assignment.name for assignment in COURSE.assignments()]
 
 
 def solution_cells(assignment):
     """The cells of an assignment's solution notebook."""
-    return json.loads(reference.solution_notebook(assignment).read_text(encoding="utf-8"))["cells"]
-
-
-def cell_source(cell):
-    """A cell's text (notebooks store it as one string or as a list of lines)."""
-    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    return json.loads(COURSE.assignment(assignment).solution.read_text(encoding="utf-8"))["cells"]
 
 
 def suite_module(assignment):
     """An assignment's hidden suite, imported as a module (for the project's tests of its trusted
     helpers)."""
     import importlib.util
-    path = next((REPO / "autograder" / "suites" / assignment).glob("test_*.py"))
+    path = next(COURSE.assignment(assignment).suite.glob("test_*.py"))
     spec = importlib.util.spec_from_file_location(f"suite_{assignment.replace('-', '_')}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -129,12 +126,15 @@ def run_as(user, home, *args, cwd=None, env=None, check=True, timeout=900):
 
 GRADE_AND_MEASURE = """
 import json, sys, time
-from autograder.engine import batch, grade
+from autograder.engine import batch
+from autograder.engine.assignment import Course
+from autograder.engine.options import Options
 from autograder.sandbox import confinement
-path, assignment, options, state = json.loads(sys.argv[1])
+path, root, assignment, options, state = json.loads(sys.argv[1])
 limits = confinement.Limits(**options.pop("limits", {}))
+assignment = Course.from_root(root).assignment(assignment)
 started, cpu = time.monotonic(), time.process_time()
-[result] = batch.grade_many([path], assignment, grade.Options(limits=limits, **options), jobs=1,
+[result] = batch.grade_many([path], assignment, Options(limits=limits, **options), jobs=1,
                             state=state, progress=False)
 # VmHWM, not ru_maxrss: a process forked from a large one (pytest) keeps that one's peak in
 # ru_maxrss across exec; VmHWM is this program's own.
@@ -146,11 +146,12 @@ print(json.dumps({"result": result.to_json(), "seconds": time.monotonic() - star
 
 def grade_measured(path, assignment, options, state=None, timeout=900):
     """Grade ``path`` in a fresh grading process (``options``: keyword arguments of
-    grade.Options, ``limits`` a dict of confinement.Limits); return its result (JSON), the grading
+    Options, ``limits`` a dict of confinement.Limits); return its result (JSON), the grading
     process's own peak memory in MiB (its children, the kernel and the reader, not included) and
     its wall-clock and CPU seconds."""
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(GRADE_AND_MEASURE),
-                           json.dumps([str(path), assignment, options, state and str(state)])],
+                           json.dumps([str(path), str(REPO), assignment, options,
+                                       state and str(state)])],
                           capture_output=True, text=True, cwd=REPO, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,32 +1,83 @@
-"""The engine's shape: imports go one way, so each module can be read and tested on its own.
+"""The engine's shape: folders by floor, imports that only go down, one name per module, the course
+reached only through an Assignment, options declared once, and types checked.
 
-Grading one notebook (grade) knows nothing of grading many (batch); grading many knows nothing of
-the command line (__main__); nothing imports the command line. Every relative import counts,
-also those inside functions, which hide a cycle rather than remove it.
+The floors (autograder/__init__.py draws them): sandbox (1) < engine (2) < course (3) < tools (4)
+< the command line (5); the suite kit stands over the engine, and the suites, course content,
+import only the kit. Every import counts, those inside functions too, which hide a cycle rather
+than remove it.
 """
+import argparse
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
-from autograder.engine import assignment
+import pytest
 
-PACKAGE = Path(assignment.__file__).parent
+import autograder
+from autograder.engine import options
+from autograder.engine.assignment import Course
+from support import COURSE, REPO
+
+PACKAGE = Path(autograder.__file__).parent
+FLOORS = {"sandbox": 1, "engine": 2, "kit": 2.5, "course": 3, "tools": 4, "__main__": 5}
+# What each floor may import of the package, besides itself.
+ALLOWED = {"sandbox": set(), "engine": {"sandbox"}, "kit": {"engine"},
+           "course": {"engine", "sandbox"}, "tools": {"course", "engine", "sandbox"},
+           "__main__": {"course", "engine", "sandbox", "tools"}}
+# Third-party packages only the course layer (nbgrader's world) may use.
+NBGRADER_WORLD = {"nbgrader", "traitlets", "nbconvert", "nbformat", "jupyter_core", "bleach",
+                  "jinja2", "sqlalchemy"}
+
+
+def modules():
+    """module name -> source file, for every module of the package (suites apart)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent)
+        if "suites" in relative.parts:
+            continue
+        parts = list(relative.with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def floor(module):
+    """The floor a module of the package belongs to ("autograder" itself: none)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def imports(path, module):
+    """Every module of the package that ``path`` (the module ``module``) imports, by full name,
+    and the top-level names of everything else it imports."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    ours, others = set(), set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1])
+                base = f"{base}.{node.module}" if node.module else base
+            else:
+                base = node.module or ""
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] == "autograder":
+                ours.add(name)
+            else:
+                others.add(name.split(".")[0])
+    known = modules()
+    return {name for name in ours if name in known and name != module}, others
 
 
 def import_graph():
-    modules = {path.stem: path for path in PACKAGE.glob("*.py")}
-    graph = {}
-    for name, path in modules.items():
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                if node.module:
-                    found.add(node.module.split(".")[0])
-                else:
-                    found |= {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder."):
-                found.add(node.module.split(".")[1])
-        graph[name] = {m for m in found if m in modules and m != name}
-    return graph
+    return {name: imports(path, name)[0] for name, path in modules().items()}
 
 
 def cycle_through(graph, start):
@@ -44,17 +95,10 @@ def cycle_through(graph, start):
     return None
 
 
-def test_the_engine_has_no_import_cycle():
+def test_the_package_has_no_import_cycle():
     graph = import_graph()
     cycles = [" -> ".join(c) for name in graph if (c := cycle_through(graph, name))]
     assert cycles == []
-
-
-def test_imports_go_one_way():
-    graph = import_graph()
-    assert "batch" not in graph["grade"] and "__main__" not in graph["grade"]
-    assert "__main__" not in graph["batch"]
-    assert [name for name, deps in graph.items() if "__main__" in deps] == []
 
 
 def test_the_cycle_finder_finds_a_cycle():
@@ -62,54 +106,186 @@ def test_the_cycle_finder_finds_a_cycle():
     assert cycle_through({"a": {"b"}, "b": set()}, "a") is None
 
 
-def test_the_assignment_version_ignores_what_does_not_grade():
-    """Editing the demo, the report or the command line keeps every cached result."""
-    graded = {Path(module).name for module in assignment.GRADING_MODULES}
-    assert {"demo.py", "report.py", "__main__.py", "bench.py", "formats.py", "instructor.py",
-            "gradescope.py"}.isdisjoint(graded)
-    assert all((PACKAGE.parent / module).is_file() for module in assignment.GRADING_MODULES)
-    # what a score is computed by is in it: the grade, the kernel, the suite runner, the wire
-    assert {"grade.py", "kernel.py", "suite.py", "wire.py", "agent.py", "testing.py"} <= graded
+def test_every_module_sits_in_a_floor_and_imports_only_the_floors_below():
+    graph = import_graph()
+    placed = {name: floor(name) for name in graph if floor(name) is not None}
+    assert set(placed.values()) <= set(FLOORS), placed
+    wrong = [f"{name} -> {target}" for name, targets in graph.items() if name in placed
+             for target in targets
+             if floor(target) not in ALLOWED[placed[name]] | {placed[name], None}]
+    assert wrong == []
+    # the whole package hangs together: every floor is used, the command line alone imports tools
+    assert {placed[n] for n in placed} == set(FLOORS)
+    assert [n for n, targets in graph.items() for t in targets if floor(t) == "__main__"] == []
+
+
+def test_the_floor_rules_catch_an_import_that_goes_up():
+    """The rule the test above applies, on an invented import: the engine importing the course."""
+    assert "course" not in ALLOWED["engine"] and "engine" in ALLOWED["course"]
+    assert "tools" not in ALLOWED["course"] and not ALLOWED["sandbox"]
+
+
+def test_each_floor_says_what_it_may_import():
+    for name in ("sandbox", "engine", "course", "tools"):
+        docstring = ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text()))
+        assert docstring and "May import" in docstring, name
+    overview = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text()))
+    assert all(f"``{name}/``" in overview for name in ("sandbox", "engine", "course", "tools"))
+
+
+def test_the_sandbox_needs_only_the_standard_library_and_the_engine_nothing_of_nbgrader():
+    for name, path in modules().items():
+        others = imports(path, name)[1]
+        if floor(name) == "sandbox":
+            # the launcher's own imports of pyzmq and ipykernel run inside the kernel
+            allowed = sys.stdlib_module_names | {"__future__", "zmq", "ipykernel"}
+            assert others <= allowed, (name, others - allowed)
+        if floor(name) in ("sandbox", "engine", "kit"):
+            assert not others & NBGRADER_WORLD, (name, others & NBGRADER_WORLD)
+
+
+def test_one_import_name_per_module():
+    """No module of the package is imported under another name (``grade as engine``)."""
+    aliased = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                module = getattr(node, "module", None) or ""
+                for alias in node.names:
+                    full = f"{module}.{alias.name}" if module else alias.name
+                    is_ours = getattr(node, "level", 0) or full.startswith("autograder")
+                    if is_ours and alias.asname and (full.rpartition(".")[2] in
+                                                     {m.rpartition(".")[2] for m in modules()}):
+                        aliased.append(f"{name}: {full} as {alias.asname}")
+    assert aliased == []
+
+
+def test_suites_import_the_engine_through_the_kit_only():
+    wrong = []
+    for path in COURSE.suites_folder.rglob("*.py"):
+        if path.name == "conftest.py":
+            continue  # runs a suite by hand: the engine's own test harness
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder") \
+                    and node.module != "autograder.kit":
+                wrong.append(f"{path.relative_to(REPO)}: {node.module}")
+            if isinstance(node, ast.Import) and any(a.name.startswith("autograder")
+                                                    for a in node.names):
+                wrong.append(f"{path.relative_to(REPO)}: import autograder")
+    assert wrong == []
+
+
+def test_below_the_course_layer_nothing_knows_this_course():
+    """No repository path, no course folder, no course name in the sandbox or the engine: the
+    course reaches them only as an Assignment. The three modules that read ``__file__`` read
+    their own source (the agent and the launcher run inside the kernel) or find their own
+    package (the submission reader's child process)."""
+    for name, path in modules().items():
+        if floor(name) not in ("sandbox", "engine") and name != "autograder.kit":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for word in ("attention-course", "attention_course", "ATTENTION_COURSE", "REPO"):
+            assert word not in text, (name, word)
+        tree = ast.parse(text)
+        constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+        assert not constants & {"solutions", "notebooks", "autograder/suites"}, name
+        if name != "autograder.engine.assignment":
+            assert "suites" not in constants, name  # the Course's default folder name only
+        if any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(tree)):
+            assert name.rpartition(".")[2] in ("agent", "launcher", "notebook"), name
 
 
 def test_an_assignment_knows_its_files_and_is_detected_from_a_notebook(tmp_path):
-    from autograder.engine import reference
-    name = reference.assignments()[0]
-    found = assignment.Assignment(name)
+    name = COURSE.assignments()[0].name
+    found = COURSE.assignment(name)
     assert found.release.is_file() and found.solution.is_file() and found.suite.is_dir()
-    assert len(found.version) == 16 and found.version == assignment.Assignment(name).version
-    assert assignment.Assignment.detect(tmp_path / name / "anything.ipynb") == found
-    assert assignment.Assignment.detect(tmp_path / found.release.name) == found
-    try:
-        assignment.Assignment.detect(tmp_path / "unknown.ipynb")
-    except LookupError as error:
-        assert "--assignment" in str(error)
-    else:
-        raise AssertionError("an unknown notebook was given an assignment")
+    assert found.release.is_relative_to(REPO / "notebooks")
+    assert COURSE.detect(tmp_path / name / "anything.ipynb") == found
+    assert COURSE.detect(tmp_path / found.release.name) == found
+    with pytest.raises(LookupError, match="--assignment"):
+        COURSE.detect(tmp_path / "unknown.ipynb")
+    with pytest.raises(LookupError, match="no assignment 'unknown'"):
+        COURSE.assignment("unknown")
 
 
-def test_mypy_passes_on_the_engine():
-    import subprocess
-    import sys
-    done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=PACKAGE.parent,
+def test_a_course_reads_its_layout_from_its_root(tmp_path):
+    assert (COURSE.solutions, COURSE.release, COURSE.suites) == (
+        "solutions", "notebooks", "autograder/suites")
+    bare = Course.from_root(tmp_path)  # no pyproject.toml: nbgrader's own defaults
+    assert (bare.solutions, bare.release, bare.suites, bare.course_id) == (
+        "source", "release", "suites", tmp_path.name)
+    (tmp_path / "pyproject.toml").write_text('[tool.autograder]\nsuites = "grading"\nmistake = 1\n')
+    with pytest.raises(ValueError, match="no setting mistake"):
+        Course.from_root(tmp_path)
+
+
+def test_mypy_passes_on_the_package():
+    done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=REPO,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
-def test_every_grading_option_is_an_nbgrader_setting_with_help():
-    """nbgrader_config.py can set the sandbox, the time limits and the resource limits."""
-    from traitlets.config import Config
+def test_mypy_strict_passes_on_the_engine_and_the_sandbox():
+    """Every function and method of the two lower floors is annotated and type-checks strictly."""
+    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+                           "autograder/engine", "autograder/sandbox"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+# ------------------------------------------------------------------ options declared once
+
+def test_every_setting_is_a_flag_and_an_nbgrader_setting_with_its_help():
+    """The command line's flags and nbgrader's traitlets are generated from Options: every
+    setting, the resource limits and the received bytes included, with its help and default."""
     from autograder.course.nbgrader_plugin import HiddenSuiteGrading
-    config = Config()
-    config.HiddenSuiteGrading.memory_bytes = 1 << 30
-    config.HiddenSuiteGrading.cell_timeout = 7.0
-    config.HiddenSuiteGrading.max_restarts = 1
-    config.HiddenSuiteGrading.sandbox = "require"
-    options = HiddenSuiteGrading(config=config).options()
-    assert (options.limits.memory_bytes, options.cell_timeout, options.max_restarts,
-            options.sandbox) == (1 << 30, 7.0, 1, "require")
+    names = {s.name for s in options.settings()}
+    assert {"sandbox", "cell_timeout", "budget", "max_restarts", "received_bytes",
+            "memory_bytes", "open_files", "scratch_bytes", "timings"} <= names
     traits = HiddenSuiteGrading.class_traits(config=True)
-    assert {"sandbox", "cell_timeout", "notebook_timeout", "call_timeout", "budget",
-            "max_restarts", "cpu_seconds", "memory_bytes", "processes", "file_bytes",
-            "scratch_bytes"} <= set(traits)
-    assert all(trait.help for trait in traits.values())
+    assert names <= set(traits)
+    assert all(traits[name].help == s.help and s.help for s in options.settings()
+               for name in [s.name])
+    parser = argparse.ArgumentParser()
+    options.add_arguments(parser)
+    flags = {action.dest for action in parser._actions if action.option_strings}
+    assert names <= flags
+    defaults = parser.parse_args([])
+    assert options.from_arguments(defaults) == options.Options()
+
+
+def test_flags_and_nbgrader_settings_give_the_same_options():
+    from traitlets.config import Config
+
+    from autograder.course.nbgrader_plugin import HiddenSuiteGrading
+    parser = argparse.ArgumentParser()
+    options.add_arguments(parser)
+    given = options.from_arguments(parser.parse_args(
+        ["--no-sandbox", "--cell-timeout", "7", "--memory-bytes", str(1 << 30),
+         "--open-files", "99", "--received-bytes", "12345", "--max-restarts", "1"]))
+    assert (given.sandbox, given.cell_timeout, given.limits.memory_bytes, given.limits.open_files,
+            given.received_bytes, given.max_restarts) == ("off", 7.0, 1 << 30, 99, 12345, 1)
+    config = Config()
+    config.HiddenSuiteGrading.cell_timeout = 7.0
+    config.HiddenSuiteGrading.memory_bytes = 1 << 30
+    config.HiddenSuiteGrading.open_files = 99
+    config.HiddenSuiteGrading.received_bytes = 12345
+    config.HiddenSuiteGrading.max_restarts = 1
+    config.HiddenSuiteGrading.sandbox = "off"
+    assert HiddenSuiteGrading(config=config).options() == given
+
+
+def test_the_recording_process_gets_every_option():
+    """What autograde hands the recording process (nbgrader's command line) is all of the
+    options: read back by nbgrader's own loader, they are the same options, so the recording
+    finds every result the grading kept."""
+    from traitlets.config.loader import KVArgParseConfigLoader
+
+    from autograder.course.nbgrader_plugin import HiddenSuiteGrading
+    chosen = options.from_values({"sandbox": "require", "cell_timeout": 12.5, "budget": 99.0,
+                                  "memory_bytes": 3 << 30, "open_files": 64,
+                                  "received_bytes": 1 << 20, "timings": "/tmp/a b.jsonl"})
+    arguments = options.config_arguments(chosen, "HiddenSuiteGrading")
+    assert len(arguments) == len(options.settings())
+    config = KVArgParseConfigLoader(arguments, classes=[HiddenSuiteGrading]).load_config()
+    assert HiddenSuiteGrading(config=config).options() == chosen

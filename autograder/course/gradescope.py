@@ -8,11 +8,16 @@ once when the image is built, ``run_autograder`` once per submission, as root, i
 (``source/`` holds the zip's files, ``submission/`` the learner's upload, ``results/`` where
 ``results.json`` must appear). See docs/gradescope.md.
 
-The zip holds the grading engine, this assignment's hidden suite with its catalogue, the release
-notebook (to restore locked cells), the reference definitions the suite compares against (the
-solution notebook's code cells only: no narrative, no model answers), the learner-facing
-``helpers`` package and the pinned requirements. The same commit always gives the same bytes.
+The zip holds what grading needs and nothing else (:func:`zip_entries`): the engine and sandbox
+layers with this runner, the modules of other packages the engine and the suite import (the
+kit's checks in ``helpers``), this assignment's hidden suite with its mutants (they name
+mistakes; the alternatives stay home), the reference definitions the suite compares against (the
+solution notebook's definition cells only: no narrative, no model answers), the release notebook
+(to restore locked cells), the packages learners' notebooks import and the course's pinned
+requirements. The same commit always gives the same bytes.
 """
+from __future__ import annotations
+
 import argparse
 import io
 import json
@@ -25,17 +30,24 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
-from ..engine import reference, suite
-from ..engine.result import VISIBILITIES, gradescope_results as results_json  # noqa: F401
+from ..engine import cache, grade, reference
+from ..engine.assignment import Assignment, Course
+from ..engine.options import Options
+from ..engine.result import VISIBILITIES, gradescope_results
+from ..sandbox import confinement
 
 FILES = Path(__file__).resolve().parent / "gradescope_files"
 EPOCH = (1980, 1, 1, 0, 0, 0)  # every entry's timestamp: builds are byte-for-byte reproducible
+# The course's layout inside the zip (source/ in the container)
+LAYOUT = {"solutions": "solutions", "release": "notebooks", "suites": "suites"}
+LEFT_HOME = {"alternatives.py"}  # correct implementations: proving the suite needs them, grading not
 
 
 # ------------------------------------------------------------------ results.json
 
-def failure_json(message):
+def failure_json(message: str) -> dict[str, Any]:
     """A results.json that gives no points and says, to the learner, what to do."""
     return {"score": 0.0, "output": message, "output_format": "text", "visibility": "visible",
             "stdout_visibility": "hidden",
@@ -43,63 +55,87 @@ def failure_json(message):
                        "visibility": "visible", "name_format": "text", "output_format": "text"}]}
 
 
-def write_json(path, payload):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    temporary.write_text(json.dumps(payload, indent=2) + "\n")
-    os.replace(temporary, path)
+def write_json(path: str | Path, payload: dict[str, Any]) -> None:
+    cache.write_atomically(path, json.dumps(payload, indent=2) + "\n")
 
 
 # ------------------------------------------------------------------ the zip
 
-def reference_notebook(assignment):
+def reference_notebook(assignment: Assignment) -> str:
     """The solution notebook reduced to what grading runs: its definition cells."""
-    notebook = json.loads(reference.solution_notebook(assignment).read_text(encoding="utf-8"))
-    cells = [c for c in notebook["cells"] if c["cell_type"] == "code" and (
-        c.get("metadata", {}).get("nbgrader", {}).get("solution")
-        or "setup" in c.get("metadata", {}).get("tags", []))]
+    solution = json.loads(assignment.solution.read_text(encoding="utf-8"))
     kept = [{"cell_type": "code", "execution_count": None, "outputs": [], "source": c["source"],
              "metadata": {k: v for k, v in c.get("metadata", {}).items()
-                          if k in ("nbgrader", "tags")}} for c in cells]
+                          if k in ("nbgrader", "tags")}}
+            for c in reference.definition_cells(solution)]
     return json.dumps({"cells": kept, "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
                       indent=1, sort_keys=True) + "\n"
 
 
-def zip_entries(assignment, visibility):
+def _package_files(name: str) -> tuple[Path, list[Path]]:
+    """(the folder holding package ``name``, its Python files), wherever it is installed."""
+    located = cache.closure([name])[0].get(name)
+    if located is None or located.name != "__init__.py":
+        raise LookupError(f"the package {name} cannot be found")
+    folder = located.parent
+    return folder.parent, sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def engine_files(assignment: Assignment) -> list[tuple[str, Path]]:
+    """(name in the zip, file) of the code the grader runs: the engine and sandbox layers, the
+    kit, this runner, and every module of another first-party package the engine or the suite
+    imports (left out when it belongs to a learner package, which the zip ships whole)."""
+    top, files = _package_files(cache.ENGINE_PACKAGE)
+    layers = {"engine", "sandbox"}
+    wanted = [p for p in files if p.parent.name in layers
+              or p.parent == top / cache.ENGINE_PACKAGE and p.name in ("__init__.py", "kit.py")
+              or p == Path(__file__).resolve() or p == Path(__file__).resolve().parent / "__init__.py"]
+    found = [(str(p.relative_to(top)), p) for p in wanted]
+    modules = {cache.ENTRY_POINT}
+    for path in cache.suite_files(assignment):
+        if path.suffix == ".py":
+            modules |= cache.imported_names(path)
+    learner = set(assignment.course.learner_packages)
+    for name, path in sorted(cache.closure(modules)[0].items()):
+        package = name.split(".")[0]
+        if package != cache.ENGINE_PACKAGE and package not in learner:
+            parents = len(name.split(".")) - (0 if path.name == "__init__.py" else 1)
+            base = path.parents[parents]
+            found.append((str(path.relative_to(base)), path))
+    return found
+
+
+def zip_entries(assignment: Assignment, visibility: str) -> list[tuple[str, bytes, int]]:
     """(name in the zip, bytes, mode) of every file, in the zip's order."""
-    repo = reference.REPO
-    solution = reference.solution_notebook(assignment)
-    release = reference.release_notebook(assignment)
-    package = Path(suite.__file__).resolve().parents[1]
+    course = assignment.course
+    requirements = course.root / course.requirements
+    if not requirements.is_file():
+        raise LookupError(f"the course has no {course.requirements} (its pinned requirements, "
+                          f"which the Gradescope image installs): set [tool.autograder] "
+                          f"requirements in {course.root / 'pyproject.toml'}")
+    settings = {"assignment": assignment.name, "visibility": visibility, "course": LAYOUT,
+                # every assignment's notebook name, to recognise an upload meant for another
+                "notebooks": {a.name: a.release.name for a in course.assignments()}}
     entries = [("setup.sh", (FILES / "setup.sh").read_bytes(), 0o755),
                ("run_autograder", (FILES / "run_autograder").read_bytes(), 0o755),
-               ("requirements.lock", (repo / "requirements.lock").read_bytes(), 0o644),
-               ("settings.json", json.dumps({
-                   "assignment": assignment, "visibility": visibility,
-                   # every assignment's notebook name, to recognise an upload meant for another
-                   "notebooks": {a: reference.release_notebook(a).name
-                                 for a in reference.assignments()}},
-                   sort_keys=True).encode() + b"\n", 0o644),
-               ("learner/pyproject.toml", (repo / "learner" / "pyproject.toml").read_bytes(),
-                0o644)]
-    helpers = Path(reference.REPO / "src" / "helpers")
-    entries += [(f"learner/helpers/{p.name}", p.read_bytes(), 0o644)
-                for p in sorted(helpers.glob("*.py"))]
-    entries += [(f"autograder/{p.relative_to(package)}", p.read_bytes(), 0o644)
-                for p in sorted(package.rglob("*.py")) if "suites" not in p.relative_to(package).parts]
-    entries += [(f"autograder/course/gradescope_files/{p.name}", p.read_bytes(), 0o755)
-                for p in sorted(FILES.iterdir()) if p.is_file()]
-    entries += [("autograder/suites/pytest.ini", (suite.SUITES / "pytest.ini").read_bytes(), 0o644)]
-    entries += [(f"autograder/suites/{assignment}/{p.name}", p.read_bytes(), 0o644)
-                for p in sorted(suite.suite_path(assignment).glob("*.py"))]
-    entries += [(f"solutions/{assignment}/{solution.name}", reference_notebook(assignment).encode(),
-                 0o644),
-                (f"notebooks/{assignment}/{release.name}", release.read_bytes(), 0o644)]
+               ("requirements.lock", requirements.read_bytes(), 0o644),
+               ("settings.json", json.dumps(settings, sort_keys=True).encode() + b"\n", 0o644)]
+    for package in course.learner_packages:  # installed into the image's environment
+        top, files = _package_files(package)
+        entries += [(f"learner/{p.relative_to(top)}", p.read_bytes(), 0o644) for p in files]
+    entries += [(name, path.read_bytes(), 0o644) for name, path in engine_files(assignment)]
+    entries += [(f"{LAYOUT['suites']}/{assignment.name}/{p.relative_to(assignment.suite)}",
+                 p.read_bytes(), 0o644) for p in cache.suite_files(assignment)
+                if p.is_relative_to(assignment.suite) and p.name not in LEFT_HOME]
+    solution, release = assignment.solution, assignment.release
+    entries += [(f"{LAYOUT['solutions']}/{assignment.name}/{solution.name}",
+                 reference_notebook(assignment).encode(), 0o644),
+                (f"{LAYOUT['release']}/{assignment.name}/{release.name}", release.read_bytes(),
+                 0o644)]
     return entries
 
 
-def build(assignment, output, visibility="after_due_date"):
+def build(assignment: Assignment, output: str | Path, visibility: str = "after_due_date") -> Path:
     """Write the autograder zip of ``assignment`` to ``output``; the same commit gives the same
     bytes (fixed order, timestamps and modes)."""
     if visibility not in VISIBILITIES:
@@ -118,7 +154,8 @@ def build(assignment, output, visibility="after_due_date"):
 
 # ------------------------------------------------------------------ inside Gradescope's container
 
-def find_notebook(folder, expected, names=None):
+def find_notebook(folder: str | Path, expected: str, names: dict[str, str] | None = None
+                  ) -> tuple[Path | None, str]:
     """``(path, note)`` of the notebook to grade in the learner's upload, or ``(None, message)``.
 
     The release's name wins, wherever it is in the upload; otherwise a single notebook is graded
@@ -150,36 +187,35 @@ def find_notebook(folder, expected, names=None):
                   f"upload only {expected}.")
 
 
-def run(root):
+def run(root: str | Path) -> int:
     """Grade ``root``/submission into ``root``/results/results.json; never raises."""
     root = Path(root)
     results = root / "results" / "results.json"
     started = time.monotonic()
     try:
         settings = json.loads((root / "source" / "settings.json").read_text())
-        assignment, visibility = settings["assignment"], settings["visibility"]
+        course = Course.from_root(root / "source", **settings["course"])
+        assignment, visibility = course.assignment(settings["assignment"]), settings["visibility"]
         for private in (root / "source", root / "results"):
             private.mkdir(parents=True, exist_ok=True)
             private.chmod(0o700)  # learner code runs as another user: none of this is theirs
         if (root / "run_autograder").exists():
             (root / "run_autograder").chmod(0o700)
-        from ..engine import grade
-        from ..sandbox import confinement
-        options = grade.Options(sandbox="auto")
+        options = Options(sandbox="auto")
         if options.confinement() == confinement.LIMITS and os.geteuid() == 0:
             write_json(results, failure_json(
                 "The autograder could not run your code as an unprivileged user here, so it did "
                 "not run it. Nothing was recorded against you: tell your instructor."))
             return 1
-        expected = reference.release_notebook(assignment).name
-        notebook, note = find_notebook(root / "submission", expected, settings.get("notebooks"))
-        if notebook is None:
+        expected = assignment.release.name
+        upload, note = find_notebook(root / "submission", expected, settings.get("notebooks"))
+        if upload is None:
             write_json(results, failure_json(note))
             return 0
-        result, _ = grade.grade_notebook(notebook, assignment, options, root=root / "submission")
+        result, _ = grade.grade_notebook(upload, assignment, options, root=root / "submission")
         if note:
             result.errors.insert(0, note)
-        write_json(results, results_json([result], visibility, time.monotonic() - started))
+        write_json(results, gradescope_results([result], visibility, time.monotonic() - started))
         return 0
     except BaseException as error:  # the grader's own failure still gives a results.json
         write_json(results, failure_json(
@@ -191,8 +227,10 @@ def run(root):
 
 # ------------------------------------------------------------------ trying a zip locally
 
-def try_zip(archive, notebook, results=None, bubblewrap_inside=True):
-    """Grade ``notebook`` with the zip ``archive`` as Gradescope would, on this machine (root).
+def try_zip(archive: str | Path, upload: str | Path, results: str | Path | None = None,
+            bubblewrap_inside: bool = True) -> dict[str, Any]:
+    """Grade ``upload`` (a notebook, or a folder standing for the whole upload) with the zip
+    ``archive`` as Gradescope would, on this machine (root).
 
     The zip is unpacked into a temporary ``/autograder`` (``source/``, ``submission/``,
     ``results/``) that bubblewrap shows at ``/autograder``, with this environment's Python at
@@ -211,12 +249,12 @@ def try_zip(archive, notebook, results=None, bubblewrap_inside=True):
                 target.write_bytes(zipped.read(info))
                 target.chmod((info.external_attr >> 16) & 0o777 or 0o644)
         shutil.copy(autograder / "source" / "run_autograder", autograder / "run_autograder")
-        notebook = Path(notebook)
-        if notebook.is_dir():
-            shutil.copytree(notebook, autograder / "submission", dirs_exist_ok=True,
+        upload = Path(upload)
+        if upload.is_dir():
+            shutil.copytree(upload, autograder / "submission", dirs_exist_ok=True,
                             symlinks=True)
         else:
-            shutil.copy(notebook, autograder / "submission" / notebook.name)
+            shutil.copy(upload, autograder / "submission" / upload.name)
         env_dir = Path(sys.prefix)  # this environment stands in for /autograder/env
         args = ["bwrap", "--dev-bind", "/", "/", "--bind", str(autograder), "/autograder",
                 "--ro-bind", str(env_dir), "/autograder/env", "--proc", "/proc",
@@ -237,7 +275,7 @@ def try_zip(archive, notebook, results=None, bubblewrap_inside=True):
         shutil.rmtree(top, ignore_errors=True)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.course.gradescope")
     commands = parser.add_subparsers(dest="command", required=True)
     r = commands.add_parser("run", help="grade /autograder/submission (inside Gradescope)")

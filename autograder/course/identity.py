@@ -21,6 +21,8 @@ import re
 import stat
 from pathlib import Path
 
+from ..engine.cache import write_atomically
+
 ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}")
 ID_CHARACTERS = ("ASCII letters and digits and the characters _ . @ - (not first), at most 64 "
                  "characters")
@@ -103,13 +105,12 @@ def keep_refusals(submitted, assignment, examined, refused, inbound):
     """Record ``refused`` (entries as :func:`read_refusals` gives them), replacing what an
     earlier collect said of the folders ``examined`` now, and forgetting folders no longer in
     ``inbound``."""
-    from ..engine.grade import keep
     earlier = [e for e in read_refusals(submitted, assignment)
                if e["folder"] not in examined and os.path.lexists(os.path.join(inbound, e["folder"]))]
     entries = sorted(earlier + list(refused), key=lambda e: (e["student"], e["folder"]))
     path = refusals_path(submitted, assignment)
     if entries or path.exists():
-        keep(path, json.dumps(entries, indent=1) + "\n")
+        write_atomically(path, json.dumps(entries, indent=1) + "\n")
 
 
 def refusal_line(entry):

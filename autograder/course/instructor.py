@@ -1,4 +1,7 @@
-"""The nbgrader course around the notebooks: releasing and running nbgrader commands."""
+"""The instructor's commands around nbgrader: releasing, running nbgrader, and autograding a class
+in parallel while each grade is recorded in the gradebook."""
+from __future__ import annotations
+
 import hashlib
 import json
 import os
@@ -8,18 +11,25 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from . import identity
+from .folders import STATE_VARIABLE, cache_dir, gradebook_path, state_dir
 from .recorder import Recorder, RecorderStopped
-from ..engine import reference
-from ..engine.reference import REPO, solution_notebook
+from ..engine import batch
+from ..engine.assignment import Assignment, Course
+from ..engine.cache import write_atomically
+from ..engine.options import Options, config_arguments
+from ..engine.result import Result
 from ..sandbox import lifetime
-from .config import cache_dir, state_dir
 
 
-def nbgrader(*args, state=None, check=True, cwd=REPO, env_extra=None, quiet=True, stock=False):
-    """Run one nbgrader command in the course folder; ``state`` relocates .course/. With
-    ``stock``, nbgrader exactly as installed (``make bench`` measures it so)."""
+def nbgrader(*args: str, state: str | Path | None = None, check: bool = True,
+             cwd: str | Path | None = None, env_extra: dict[str, str] | None = None,
+             quiet: bool = True, stock: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run one nbgrader command in ``cwd`` (the course root; by default the current folder, as
+    nbgrader itself); ``state`` relocates .course/. With ``stock``, nbgrader exactly as
+    installed (``make bench`` measures it so)."""
     env = nbgrader_env(state, env_extra)
     # nbgrader's own command line, without the costs autograder.nbgrader_launch explains.
     launcher = "nbgrader" if stock else "autograder.course.nbgrader_launch"
@@ -32,41 +42,48 @@ def nbgrader(*args, state=None, check=True, cwd=REPO, env_extra=None, quiet=True
     return completed
 
 
-def nbgrader_env(state=None, env_extra=None):
+def nbgrader_env(state: str | Path | None = None,
+                 env_extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of an nbgrader command of the course (``state`` relocates .course/)."""
     env = dict(os.environ)
     if state is not None:
-        env["ATTENTION_COURSE_STATE"] = str(state)
+        env[STATE_VARIABLE] = str(state)
     # nbgrader runs `alembic` as a command: the virtual environment's bin/ must be on PATH.
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env.update(env_extra or {})
     return env
 
 
-def release(assignments, release_directory=None, state=None):
-    """Regenerate learner notebooks from solutions/ (into ``release_directory`` if given)."""
+def release(assignments: list[Assignment], release_directory: str | Path | None = None,
+            state: str | Path | None = None) -> int:
+    """Regenerate learner notebooks from the instructor notebooks (into ``release_directory`` if
+    given), with nbgrader, in each assignment's course root."""
     for assignment in assignments:
-        solution_notebook(assignment)  # fails clearly on an unknown assignment
-        args = ["generate_assignment", assignment, "--force"]
+        assignment.solution  # fails clearly on an assignment without its notebook
+        args = ["generate_assignment", assignment.name, "--force"]
         if release_directory is not None:
             args.append(f"--CourseDirectory.release_directory={release_directory}")
-        nbgrader(*args, state=state)
-        print(f"released {assignment}")
+        nbgrader(*args, state=state, cwd=assignment.course.root)
+        print(f"released {assignment.name}")
     return 0
 
 
-def submissions(assignment, state=None, students=None):
+def submissions(assignment: Assignment, state: str | Path | None = None,
+                students: list[str] | None = None) -> tuple[list[Path], list[str], list[str]]:
     """``(notebooks, notes, refused)``: the release's notebook of ``assignment`` for every
     student folder under ``submitted/``; a line for each student folder that is a link, each
     extra notebook (reported, not graded) and each missing notebook; and a line for each folder
-    whose name is not a valid student id (:func:`autograder.identity.id_problem`: not graded)."""
-    root = Path(state or state_dir()) / "submitted"
-    name = reference.release_notebook(assignment).name
-    found, notes, refused = [], [], []
+    whose name is not a valid student id (:func:`autograder.course.identity.id_problem`: not
+    graded)."""
+    root = Path(state or state_dir(assignment.course.root)) / "submitted"
+    name = assignment.release.name
+    found: list[Path] = []
+    notes: list[str] = []
+    refused: list[str] = []
     for student in sorted(root.iterdir()) if root.is_dir() else []:
         if students and student.name not in students:
             continue
-        folder = student / assignment
+        folder = student / assignment.name
         linked = student.is_symlink() or folder.is_symlink()
         if not (linked or folder.is_dir()):
             continue
@@ -81,8 +98,8 @@ def submissions(assignment, state=None, students=None):
             continue
         extras = sorted(p.name for p in folder.iterdir() if p.suffix == ".ipynb" and p.name != name)
         for extra in extras:
-            notes.append(f"{student.name}: {identity.shown(extra)} is not part of {assignment}; "
-                         f"only {name} is graded")
+            notes.append(f"{student.name}: {identity.shown(extra)} is not part of "
+                         f"{assignment.name}; only {name} is graded")
         if (folder / name).exists() or (folder / name).is_symlink():
             found.append(folder / name)
         else:
@@ -90,12 +107,14 @@ def submissions(assignment, state=None, students=None):
     return found, notes, refused
 
 
-def refusals(assignment, state=None, students=None):
+def refusals(assignment: Assignment, state: str | Path | None = None,
+             students: list[str] | None = None) -> list[str]:
     """Lines naming the submissions of ``assignment`` that collect refused (kept by
-    :class:`autograder.exchange.SafeCollect`) and the folders of ``submitted/`` whose names are
-    not valid student ids: none of them is graded."""
-    submitted = Path(state or state_dir()) / "submitted"
-    lines = [identity.refusal_line(entry) for entry in identity.read_refusals(submitted, assignment)
+    :class:`autograder.course.exchange.SafeCollect`) and the folders of ``submitted/`` whose names
+    are not valid student ids: none of them is graded."""
+    submitted = Path(state or state_dir(assignment.course.root)) / "submitted"
+    lines = [identity.refusal_line(entry)
+             for entry in identity.read_refusals(submitted, assignment.name)
              if not students or entry["student"] in students]
     return lines + submissions(assignment, state, students)[2]
 
@@ -103,31 +122,37 @@ def refusals(assignment, state=None, students=None):
 LOCK_WAIT = 120.0  # seconds recording waits for a gradebook another program is writing
 
 
-def autograde(assignment, jobs=None, state=None, sandbox="auto", progress=True, students=None,
-              options=None, lock_wait=LOCK_WAIT):
+def _learner(path: str | Path) -> str:
+    """The learner a submitted notebook is from: submitted/<learner>/<assignment>/<notebook>."""
+    return Path(path).parent.parent.name
+
+
+def autograde(assignment: Assignment, jobs: int | None = None, state: str | Path | None = None,
+              progress: bool = True, students: list[str] | None = None,
+              options: Options | None = None, lock_wait: float = LOCK_WAIT,
+              recorded: Callable[[Recording], None] | None = None) -> list[Result]:
     """Grade every submission of ``assignment`` in parallel and record each grade in the
     gradebook as soon as it is known (:class:`Recording`: nbgrader's own autograde converter, in
     one process started before grading, which finds each result in the cache). Returns the
-    results of the grading.
+    results of the grading. ``recorded(recording)`` is called once the recording has ended (its
+    process's CPU time and what it added after grading: ``make bench`` reads them).
 
     Crash-only: killed at any moment, the same command resumes. Grading resumes from the cache;
     recording redoes every submission not marked as recorded."""
-    from ..engine import batch, grade
-    options = options or grade.Options(sandbox=sandbox)
-    state = Path(state or state_dir())
+    options = options or Options()
+    state = Path(state or state_dir(assignment.course.root))
     submitted, notes, _ = submissions(assignment, state, students)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    def learner(path):  # submitted/<learner>/<assignment>/<notebook>
-        return Path(path).parent.parent.name
-
-    with Recording(assignment, [learner(p) for p in submitted], options, state,
+    with Recording(assignment, [_learner(p) for p in submitted], options, state,
                    lock_wait) as recording:
         results = batch.grade_many(submitted, assignment, options, jobs=jobs,
                                    state=cache_dir(state), progress=progress,
                                    root=state / "submitted",
-                                   on_result=lambda path, _: recording.add(learner(path)))
+                                   on_result=lambda path, _: recording.add(_learner(path)))
         recording.finish()
+    if recorded is not None:
+        recorded(recording)
     return results
 
 
@@ -142,10 +167,15 @@ class RecordingFailed(RuntimeError):
     stopped); everything graded is kept in the cache."""
 
 
-def record(assignment, students, options, state, lock_wait=LOCK_WAIT):
-    """Record ``students``' cached results of ``assignment`` in the gradebook, now."""
+def record(assignment: Assignment, students: list[str], options: Options, state: str | Path,
+           lock_wait: float = LOCK_WAIT,
+           recorded: Callable[[Recording], None] | None = None) -> None:
+    """Record ``students``' cached results of ``assignment`` in the gradebook, now (``recorded``:
+    as for :func:`autograde`)."""
     with Recording(assignment, students, options, state, lock_wait) as recording:
         recording.finish()
+    if recorded is not None:
+        recorded(recording)
 
 
 class Recording:
@@ -158,31 +188,36 @@ class Recording:
     autograded folder is removed, to be recorded again (recording the same result twice writes
     the same rows). :meth:`add` hands a learner to the recording process as soon as their result
     is in the cache; :meth:`finish` waits for the rest. A locked gradebook puts recording aside
-    until grading is done, then is waited for, up to ``lock_wait`` seconds, then named."""
+    until grading is done, then is waited for, up to ``lock_wait`` seconds, then named.
 
-    def __init__(self, assignment, students, options, state, lock_wait=LOCK_WAIT):
-        problem = identity.id_problem(assignment, "assignment id")
+    The recording process grades with ``options``, all of them (the cache key holds every
+    setting that can change a result), so it finds every result the grading kept."""
+
+    def __init__(self, assignment: Assignment, students: list[str], options: Options,
+                 state: str | Path, lock_wait: float = LOCK_WAIT) -> None:
+        problem = identity.id_problem(assignment.name, "assignment id")
         if problem:
             raise ValueError(problem)
-        self.assignment, self.state, self.lock_wait = assignment, Path(state), lock_wait
-        self.name = reference.release_notebook(assignment).stem
-        self.marks = self.state / "recorded" / assignment
+        self.assignment, self.state, self.lock_wait = assignment.name, Path(state), lock_wait
+        self.name = assignment.release.stem
+        self.marks = self.state / "recorded" / assignment.name
         # a name that is not a valid id is never recorded: it is named at the end, the rest
         # of the class is recorded
         problems = {student: identity.id_problem(student) for student in set(students)}
         self.refused = sorted(problem for problem in problems.values() if problem)
         self.pending = self._unrecorded(sorted(s for s, problem in problems.items() if not problem))
-        self.sent, self.deferred, self.failures = set(), [], []
-        self.stopped = None  # why the recording process is gone, if it is
-        self.recorder = None
+        self.sent: set[str] = set()
+        self.deferred: list[str] = []
+        self.failures: list[tuple[str, str]] = []
+        self.stopped: str | None = None  # why the recording process is gone, if it is
+        self.recorder: Recorder | None = None
         self.waited = 0.0  # seconds finish() took: what recording added after grading
         if self.pending:
-            timeouts = [f"--HiddenSuiteGrading.{name}={getattr(options, name)}" for name in
-                        ("cell_timeout", "notebook_timeout", "call_timeout", "budget")]
-            self.recorder = Recorder(assignment, timeouts, cwd=REPO, env=nbgrader_env(
-                self.state, {"ATTENTION_COURSE_SANDBOX": options.sandbox}))
+            self.recorder = Recorder(assignment.name,
+                                     config_arguments(options, "HiddenSuiteGrading"),
+                                     cwd=assignment.course.root, env=nbgrader_env(self.state))
 
-    def _unrecorded(self, students):
+    def _unrecorded(self, students: list[str]) -> list[str]:
         pending = []
         for student in students:
             mark = self.marks / f"{student}.json"
@@ -196,12 +231,12 @@ class Recording:
             pending.append(student)
         return pending
 
-    def _in_place(self, student):
+    def _in_place(self, student: str) -> bool:
         """Whether ``student``'s autograded notebook is where nbgrader writes it."""
         return (autograded_folder(self.state, student, self.assignment)
                 / f"{self.name}.ipynb").is_file()
 
-    def add(self, student):
+    def add(self, student: str) -> None:
         """Record ``student`` (whose result is in the cache) as soon as the gradebook allows.
         Never raises for the recording's sake: grading goes on, :meth:`finish` reports."""
         if student not in self.pending or student in self.sent or self.stopped:
@@ -217,19 +252,18 @@ class Recording:
         except RecorderStopped as stopped:
             self.stopped = str(stopped)
 
-    def _take(self, reply):
+    def _take(self, reply: dict[str, Any]) -> None:
         student = reply["student"]
         if reply["status"] == "recorded":
             if self._in_place(student):
-                from ..engine.grade import keep
-                keep(self.marks / f"{student}.json",
-                     json.dumps(submission_stamp(self.state, student, self.assignment)))
+                write_atomically(self.marks / f"{student}.json",
+                                 json.dumps(submission_stamp(self.state, student, self.assignment)))
         elif reply["locked"]:
             self.deferred.append(student)
         else:
             self.failures.append((student, reply["log"]))
 
-    def finish(self):
+    def finish(self) -> None:
         """Return once every learner given is recorded; raise GradebookBusy if the gradebook
         stays locked past the wait, RecordingFailed naming the learners nbgrader failed on or
         whose names are not valid ids (or the recording process's end)."""
@@ -243,7 +277,7 @@ class Recording:
         finally:
             self.waited = time.monotonic() - started
 
-    def _finish(self):
+    def _finish(self) -> None:
         for student in self.pending:
             self.add(student)  # those grading did not report (none, normally)
         try:
@@ -271,23 +305,23 @@ class Recording:
         if problems or self.refused:
             raise RecordingFailed("\n".join(problems + [f"not recorded: {r}" for r in self.refused]))
 
-    def _drain(self):
+    def _drain(self) -> None:
         while self.recorder.outstanding:
             self._take(self.recorder.reply())
 
-    def __enter__(self):
+    def __enter__(self) -> Recording:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         if self.recorder is not None:
             self.recorder.__exit__(*exc)
 
 
-def autograded_folder(state, student, assignment):
+def autograded_folder(state: str | Path, student: str, assignment: str) -> Path:
     return Path(state) / "autograded" / student / assignment
 
 
-def submission_stamp(state, student, assignment):
+def submission_stamp(state: str | Path, student: str, assignment: str) -> str:
     """What identifies a submission: the digest of its files' names and bytes."""
     folder = Path(state) / "submitted" / student / assignment
     digest = hashlib.sha256()
@@ -297,18 +331,14 @@ def submission_stamp(state, student, assignment):
     return digest.hexdigest()
 
 
-def _read_mark(path):
+def _read_mark(path: str | Path) -> Any:
     try:
         return json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
 
 
-def gradebook_path(state):
-    return Path(state) / "gradebook.db"
-
-
-def wait_for_gradebook(state, deadline):
+def wait_for_gradebook(state: str | Path, deadline: float) -> None:
     """Return once the gradebook can be written (or does not exist yet); raise GradebookBusy,
     naming what holds it open, if that does not happen before ``deadline``."""
     path = gradebook_path(state)
@@ -327,7 +357,7 @@ def wait_for_gradebook(state, deadline):
         raise GradebookBusy(busy_message(state, None)) from None
 
 
-def busy_message(state, waited):
+def busy_message(state: str | Path, waited: float | None) -> str:
     path = gradebook_path(state)
     holders = gradebook_holders(path)
     lines = [f"the gradebook {path} is locked by another program"
@@ -342,7 +372,7 @@ def busy_message(state, waited):
     return "\n".join(lines)
 
 
-def gradebook_holders(path):
+def gradebook_holders(path: str | Path) -> list[tuple[int, str]]:
     """``(pid, command line)`` of every process with ``path`` (or its journal) open."""
     targets = {str(Path(path).resolve()) + suffix for suffix in ("", "-journal", "-wal", "-shm")}
     found = []

@@ -1,44 +1,44 @@
 """nbgrader integration: ``nbgrader autograde`` grades with the hidden suites.
 
 :class:`HiddenSuiteGrading` takes the place of nbgrader's ``Execute`` step. It grades the notebook
-with the course's engine (sandboxed kernel, hidden suite in this trusted process), copies the
-learner's outputs back for the feedback pages, and gives each grade cell ``check_<function>`` an
-output nbgrader reads as partial credit: a feedback table followed by the number of points the
-hidden tests of ``<function>`` earned. A learner's stray warning on stderr can no longer zero a
-correct answer, because a grade cell's outputs are written here, not by the learner's code. The
-table quotes what the learner's code raised: every piece of it is escaped
-(:func:`autograder.sanitize.markdown_text`), so it renders as the text it is.
+with the engine (sandboxed kernel, hidden suite in this trusted process), copies the learner's
+outputs back for the feedback pages, and gives each grade cell ``check_<function>`` an output
+nbgrader reads as partial credit: a feedback table followed by the number of points the hidden
+tests of ``<function>`` earned. A learner's stray warning on stderr can no longer zero a correct
+answer, because a grade cell's outputs are written here, not by the learner's code. The table
+quotes what the learner's code raised: every piece of it is escaped
+(:func:`autograder.course.sanitize.markdown_text`), so it renders as the text it is.
+
+The course is the one in nbgrader's own course root (``CourseDirectory.root``, with its source
+and release folders), wherever the engine is installed. Its settings are the grading
+:class:`~autograder.engine.options.Options`, one traitlet each, generated from their one
+definition (``c.HiddenSuiteGrading.cell_timeout = 30`` in ``nbgrader_config.py``).
 """
+from __future__ import annotations
+
 import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import nbformat
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat import from_dict
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
                                     LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
-from traitlets import Float, Int, Unicode
+from traitlets import Enum, Float, Int, TraitType, Unicode
 
-import nbformat
+from . import folders, identity, sanitize
+from ..engine import grade, notebook, options
+from ..engine.assignment import Course
+from ..engine.result import Result, TestResult
 
-from . import config, identity, sanitize
-from ..engine import grade, notebook, reference
-from ..sandbox import confinement
-
-CHECK_PREFIX = "check_"
-
-
-def exercise_of(cell):
-    gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    if meta.get("grade") and not meta.get("solution") and gid.startswith(CHECK_PREFIX):
-        return gid[len(CHECK_PREFIX):]
-    return None
+SANDBOX_VARIABLE = "ATTENTION_COURSE_SANDBOX"  # the sandbox setting's default, for the tests
 
 
-def feedback_markdown(exercise, tests):
+def feedback_markdown(exercise: str, tests: list[TestResult]) -> str:
     """The markdown table of ``exercise``'s hidden tests; every text in it is escaped."""
     name = f"`{exercise}`" if exercise.isidentifier() else sanitize.markdown_text(exercise)
     lines = [f"**Hidden tests of {name}**", "", "| test | points | |", "|---|---|---|"]
@@ -49,16 +49,17 @@ def feedback_markdown(exercise, tests):
     return "\n".join(lines)
 
 
-def annotate(notebook, result, executed):
-    """Write outputs and per-exercise scores into ``notebook`` (a dict or NotebookNode)."""
+def annotate(submitted: dict[str, Any], result: Result,
+             executed: dict[str, Any] | None) -> dict[str, Any]:
+    """Write outputs and per-exercise scores into ``submitted`` (a notebook as a dict)."""
     unused = [c for c in (executed or {"cells": []})["cells"] if c["cell_type"] == "code"]
-    by_exercise = {}
+    by_exercise: dict[str, list[TestResult]] = {}
     for test in result.tests:
         by_exercise.setdefault(test.exercise, []).append(test)
-    for cell in notebook["cells"]:
+    for cell in submitted["cells"]:
         if cell["cell_type"] != "code":
             continue
-        exercise = exercise_of(cell)
+        exercise = notebook.check_exercise(cell)
         if exercise is not None:
             tests = by_exercise.get(exercise, [])
             score = sum(t.score for t in tests)
@@ -71,59 +72,45 @@ def annotate(notebook, result, executed):
                  "data": {"text/plain": repr(round(min(score, points), 6))}},
             ]
             continue
-        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        source = notebook.source(cell)
         match = next((c for c in unused if c["source"] == source), None)
         if match is not None:
             unused.remove(match)
             cell["outputs"] = [o for o in match.get("outputs", [])]
     if result.errors:
-        notebook.setdefault("metadata", {})["attention_course_errors"] = list(result.errors)
+        submitted.setdefault("metadata", {})["autograder_errors"] = list(result.errors)
     if result.flags:
-        notebook.setdefault("metadata", {})["attention_course_flags"] = list(result.flags)
-    return notebook
+        submitted.setdefault("metadata", {})["autograder_flags"] = list(result.flags)
+    return submitted
 
 
-class HiddenSuiteGrading(NbGraderPreprocessor):
-    """Execute in the sandbox and score grade cells from the hidden suite (replaces Execute)."""
+TRAITS: dict[type, type[TraitType[Any, Any]]] = {str: Unicode, float: Float, int: Int}
 
-    sandbox = Unicode(os.environ.get("ATTENTION_COURSE_SANDBOX", "auto"),
-                      help="auto, require or off: how learner code is confined").tag(config=True)
-    cell_timeout = Float(grade.Options.cell_timeout,
-                         help="seconds one cell of a notebook may run").tag(config=True)
-    notebook_timeout = Float(grade.Options.notebook_timeout,
-                             help="seconds all cells of a notebook may run").tag(config=True)
-    call_timeout = Float(grade.Options.call_timeout,
-                         help="seconds one call of a hidden test may take").tag(config=True)
-    budget = Float(grade.Options.budget,
-                   help="seconds for everything one notebook gets: cells, replays after crashes "
-                        "and the hidden suite").tag(config=True)
 
-    max_restarts = Int(grade.Options.max_restarts,
-                       help="kernel crashes a notebook survives (replayed from its last good cell) "
-                            "before grading gives up on it").tag(config=True)
-    cpu_seconds = Int(confinement.Limits.cpu_seconds,
-                      help="CPU seconds the learner's kernel may use in all").tag(config=True)
-    memory_bytes = Int(confinement.Limits.memory_bytes,
-                       help="address space of the learner's kernel, in bytes").tag(config=True)
-    processes = Int(confinement.Limits.processes,
-                    help="processes and threads the learner's kernel may run").tag(config=True)
-    file_bytes = Int(confinement.Limits.file_bytes,
-                     help="largest file the learner's kernel may write, in bytes").tag(config=True)
-    scratch_bytes = Int(confinement.Limits.scratch_bytes,
-                        help="everything the learner's kernel may write, in bytes (the size of "
-                             "its private scratch folder)").tag(config=True)
+def settings_traits() -> dict[str, TraitType[Any, Any]]:
+    """One configurable traitlet per grading setting, with its default and help."""
+    traits: dict[str, TraitType[Any, Any]] = {}
+    for setting in options.settings():
+        default = setting.default
+        if setting.name == "sandbox":
+            default = os.environ.get(SANDBOX_VARIABLE, default)
+        if setting.choices:
+            trait: TraitType[Any, Any] = Enum(setting.choices, default_value=default,
+                                              help=setting.help)
+        else:
+            trait = TRAITS[setting.type](default, help=setting.help)
+        traits[setting.name] = trait.tag(config=True)
+    return traits
 
-    def options(self):
+
+class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
+    """What :class:`HiddenSuiteGrading` does; its settings are generated below."""
+
+    def options(self) -> options.Options:
         """The grading options these settings stand for."""
-        limits = confinement.Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_bytes,
-                                processes=self.processes, file_bytes=self.file_bytes,
-                                scratch_bytes=self.scratch_bytes)
-        return grade.Options(sandbox=self.sandbox, cell_timeout=self.cell_timeout,
-                              notebook_timeout=self.notebook_timeout,
-                              call_timeout=self.call_timeout, budget=self.budget,
-                              max_restarts=self.max_restarts, limits=limits)
+        return options.from_values({s.name: getattr(self, s.name) for s in options.settings()})
 
-    def _submission_problem(self, resources):
+    def _submission_problem(self, resources: dict[str, Any]) -> str | None:
         """Why the submitted file must not be graded (a link, a special file), or None.
 
         nbgrader reads submissions following links; the submitted file itself is checked here,
@@ -141,31 +128,35 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
             return str(problem)
         return None
 
-    def preprocess(self, nb, resources):
-        assignment = resources["nbgrader"]["assignment"]
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         name = resources["nbgrader"]["notebook"]
         for value, kind in ((resources["nbgrader"]["student"], "student id"),
-                            (assignment, "assignment id")):
+                            (resources["nbgrader"]["assignment"], "assignment id")):
             problem = identity.id_problem(value, kind)
             if problem:  # nbgrader reports the learner as failed and grades the others
                 raise ValueError(f"refused, not graded: {problem}")
+        # The course is nbgrader's: its root and folders, wherever the engine is installed.
+        coursedir = CourseDirectory(config=self.config)
+        course = Course.from_root(coursedir.root, solutions=coursedir.source_directory,
+                                  release=coursedir.release_directory)
+        assignment = course.assignment(resources["nbgrader"]["assignment"])
         problem = self._submission_problem(resources)
+        executed: dict[str, Any] | None
         if problem is not None:
             # What nbgrader read through the link must not reach the feedback: show the release.
-            nb.cells = nbformat.read(str(reference.release_notebook(assignment)), as_version=4).cells
+            nb.cells = nbformat.read(str(assignment.release), as_version=4).cells
             result, executed = grade.zero_sheet(f"{name}.ipynb", assignment, problem), None
         else:
-            with tempfile.TemporaryDirectory(prefix="attention-autograde-") as folder:
+            with tempfile.TemporaryDirectory(prefix="autograde-") as folder:
                 path = Path(folder) / f"{name}.ipynb"
                 path.write_text(json.dumps(nb), encoding="utf-8")
-                coursedir = CourseDirectory(config=self.config)
                 result, executed = grade.grade_notebook(
                     path, assignment, self.options(),
-                    cache=config.cache_dir(config.state_dir(coursedir.root)))
+                    cache_folder=folders.cache_dir(folders.state_dir(coursedir.root)))
         for error in result.errors:
-            self.log.warning("%s/%s: %s", assignment, name, error)
+            self.log.warning("%s/%s: %s", assignment.name, name, error)
         for flag in result.flags:
-            self.log.warning("%s/%s flagged for review: %s", assignment, name, flag)
+            self.log.warning("%s/%s flagged for review: %s", assignment.name, name, flag)
         plain = annotate(json.loads(json.dumps(nb)), result, executed)
         for index, cell in enumerate(plain["cells"]):
             if cell["cell_type"] == "code":
@@ -173,7 +164,13 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
         return nb, resources
 
 
-def configure(c):
+HiddenSuiteGrading = type("HiddenSuiteGrading", (_Grading,), {
+    "__doc__": "Execute in the sandbox and score grade cells from the hidden suite (replaces "
+               "nbgrader's Execute). Its settings are the grading options, one traitlet each.",
+    "__module__": __name__, **settings_traits()})
+
+
+def configure(c: Any) -> None:
     """Make ``nbgrader autograde`` use the hidden suites, ``nbgrader collect`` check what it
     takes (:mod:`autograder.exchange`), ``nbgrader export`` quote its CSV and every HTML page
     nbgrader renders sanitise learner content (called from nbgrader_config.py)."""

@@ -1,28 +1,31 @@
 """Can other users read the instructor's copy of the course? ``python -m autograder privacy``
 
 On a shared machine (JupyterHub with real users) learners must not be able to read the hidden
-suites, the solutions, the grading engine's catalogue or the gradebook and submissions. This
+suites (with their catalogue of mistakes), the solutions or the gradebook and submissions. This
 checks, for each of them, whether a user other than its owner could reach it: every folder above
 it must let others through (``o+x``) and it must let others read (``o+r``). It prints one line per
 path that others can read and exits with status 1 if there is any.
 """
+from __future__ import annotations
+
 import stat
 from pathlib import Path
 
-from . import config
-from ..engine import reference, suite
+from . import folders
+from ..engine.assignment import Course
 
 
-def private_paths(root=None):
-    """What only the instructor (and the grader) may read."""
-    state = config.state_dir(root)
-    paths = [reference.SOLUTIONS, suite.SUITES, Path(suite.__file__).parent, state,
-             state / "gradebook.db", state / "submitted", state / "autograded",
-             state / "feedback", state / "grading-cache"]
+def private_paths(root: str | Path) -> list[Path]:
+    """What only the instructor (and the grader) may read, in the course at ``root``."""
+    course = Course.from_root(root)
+    state = folders.state_dir(course.root)
+    paths = [course.solutions_folder, course.suites_folder, state, folders.gradebook_path(state),
+             state / "submitted", state / "autograded", state / "feedback",
+             folders.cache_dir(state)]
     return [p for p in paths if p.exists()]
 
 
-def readable_by_others(path):
+def readable_by_others(path: str | Path) -> str | None:
     """None if others cannot read ``path``; else a sentence saying how they can."""
     path = Path(path).resolve()
     for folder in reversed(path.parents):
@@ -37,8 +40,8 @@ def readable_by_others(path):
             f"folder above it lets others through)")
 
 
-def main(argv=None):
-    root = Path(argv[0]) if argv else config.course_root()
+def main(argv: list[str] | None = None) -> int:
+    root = Path(argv[0]) if argv else folders.course_root()
     problems = [line for line in (readable_by_others(p) for p in private_paths(root)) if line]
     for line in problems:
         print(f"warning: {line}")
@@ -47,6 +50,5 @@ def main(argv=None):
               f"solutions or the gradebook. Make the course private, for example "
               f"`chmod 700 {root}` (see docs/jupyterhub.md).")
         return 1
-    print("ok: only their owner can read the suites, the solutions, the grading engine and the "
-          "course's state.")
+    print("ok: only their owner can read the suites, the solutions and the course's state.")
     return 0

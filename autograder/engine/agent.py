@@ -23,9 +23,9 @@ import warnings
 
 import numpy as np
 
-MIME = "application/vnd.attention-course.reply+json"
+MIME = "application/vnd.autograder.reply+json"
 MAX_TEXT = 4000  # characters of a learner's printed output or traceback kept per call
-FILENAME = "attention-course-agent"
+FILENAME = "grader-agent"
 
 # Private references, taken when the agent is installed, before any learner cell runs.
 _dumps, _loads, _array_equal, _copy = json.dumps, json.loads, np.array_equal, np.array
@@ -150,19 +150,19 @@ def handle(request_text, namespace):
 
 
 ENTRY = """
-def __attention_course_call__(request_text):
+def __autograder_call__(request_text):
     from IPython.display import display
-    display({%r: __attention_course_agent__.handle(request_text, get_ipython().user_ns)}, raw=True)
+    display({%r: __autograder_agent__.handle(request_text, get_ipython().user_ns)}, raw=True)
 """ % MIME
 
 
 def bootstrap():
-    """Source that installs this module in a kernel as ``__attention_course_agent__``."""
+    """Source that installs this module in a kernel as ``__autograder_agent__``."""
     with open(__file__.replace(".pyc", ".py"), encoding="utf-8") as handle:
         source = handle.read()
     return (
         "import types as __t\n"
-        "__attention_course_agent__ = __t.ModuleType('attention_course_agent')\n"
-        f"exec(compile({source!r}, {FILENAME!r}, 'exec'), __attention_course_agent__.__dict__)\n"  # trusted: runs only inside the kernel
+        "__autograder_agent__ = __t.ModuleType('autograder_agent')\n"
+        f"exec(compile({source!r}, {FILENAME!r}, 'exec'), __autograder_agent__.__dict__)\n"  # trusted: runs only inside the kernel
         "del __t\n" + ENTRY
     )

@@ -1,75 +1,138 @@
-"""An assignment: where its release, solution and hidden suite are, and the version of its grading.
+"""A course and its assignments: everything the engine knows about a course.
 
-The version is what a kept result is keyed by: it changes when anything grading depends on
-changes (the suite and its catalogue, the solution the reference is read from, the release notebook
-whose locked cells are restored, the modules that run a notebook and score it), and only then, so
-editing the demo, the report or the command line keeps every cached result.
+A :class:`Course` is read from a course root, the folder nbgrader knows as
+``CourseDirectory.root``. Its layout is nbgrader's, with the hidden suites beside it:
+
+- ``<solutions>/<assignment>/<name>.ipynb``: the instructor notebook (nbgrader's source folder),
+  whose solution and ``setup`` cells are the reference the suites compare against;
+- ``<release>/<assignment>/<name>.ipynb``: the notebook learners got (nbgrader's release folder),
+  whose locked cells are put back into every submission;
+- ``<suites>/<assignment>/``: the hidden suite (``test_*.py``), ``mutants.py`` and
+  ``alternatives.py``.
+
+The folders' names, the packages the course's notebooks import (shown to learners' kernels) and
+the course's nbgrader id come from the table ``[tool.autograder]`` of the root's
+``pyproject.toml``, when there is one; otherwise they are nbgrader's defaults (``source``,
+``release``) and ``suites``. An :class:`Assignment` is one folder of the course; every entry point
+of the engine takes one (or the course, which yields them), and nothing in the engine finds a
+file any other way.
 """
+from __future__ import annotations
+
 import dataclasses
-import functools
-import hashlib
+import tomllib
 from pathlib import Path
+from typing import Any
 
-from . import reference
+LAYOUT_FILE = "pyproject.toml"
+LAYOUT_TABLE = "autograder"  # [tool.autograder]
 
-PACKAGE = Path(__file__).resolve().parents[1]
-SUITES = PACKAGE / "suites"
-# The modules a score depends on. Others (demo, report, bench, course, the command line, the
-# output formats) only move results around.
-GRADING_MODULES = ("engine/agent.py", "engine/catalogue.py", "engine/flags.py", "engine/grade.py",
-                   "engine/kernel.py", "sandbox/launcher.py", "engine/notebook.py", "engine/relay.py",
-                   "sandbox/confinement.py", "engine/suite.py", "engine/testing.py", "engine/wire.py")
+
+@dataclasses.dataclass(frozen=True)
+class Course:
+    """A course root and its layout (folder names relative to ``root``)."""
+    root: Path
+    solutions: str = "source"          # nbgrader's default source_directory
+    release: str = "release"           # nbgrader's default release_directory
+    suites: str = "suites"
+    learner_packages: tuple[str, ...] = ()  # packages the notebooks import: shown to kernels
+    course_id: str = ""                # nbgrader's course id where nothing else sets one
+    requirements: str = "requirements.lock"  # the pinned environment a Gradescope image installs
+
+    @classmethod
+    def from_root(cls, root: str | Path, **overrides: Any) -> Course:
+        """The course in ``root``, its layout read from ``[tool.autograder]`` in the root's
+        ``pyproject.toml`` (``overrides`` win: nbgrader's own folder settings, say)."""
+        root = Path(root).resolve()
+        settings: dict[str, Any] = {}
+        layout = root / LAYOUT_FILE
+        if layout.is_file():
+            with open(layout, "rb") as handle:
+                settings = dict(tomllib.load(handle).get("tool", {}).get(LAYOUT_TABLE, {}))
+        settings.update(overrides)
+        known = {field.name for field in dataclasses.fields(cls)} - {"root"}
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise ValueError(f"{layout}: [tool.{LAYOUT_TABLE}] has no setting "
+                             f"{', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        if "learner_packages" in settings:
+            settings["learner_packages"] = tuple(settings["learner_packages"])
+        settings.setdefault("course_id", root.name)
+        return cls(root, **settings)
+
+    @property
+    def solutions_folder(self) -> Path:
+        return self.root / self.solutions
+
+    @property
+    def release_folder(self) -> Path:
+        return self.root / self.release
+
+    @property
+    def suites_folder(self) -> Path:
+        return self.root / self.suites
+
+    def assignments(self) -> list[Assignment]:
+        """Every assignment: each folder of the solutions holding a notebook, by name."""
+        folder = self.solutions_folder
+        names = sorted(p.name for p in folder.iterdir()
+                       if p.is_dir() and any(p.glob("*.ipynb"))) if folder.is_dir() else []
+        return [Assignment(self, name) for name in names]
+
+    def assignment(self, name: str) -> Assignment:
+        """The assignment called ``name``; LookupError, naming the known ones, if there is none."""
+        found = Assignment(self, name)
+        if not (self.solutions_folder / name).is_dir():
+            known = ", ".join(a.name for a in self.assignments()) or "none"
+            raise LookupError(f"the course in {self.root} has no assignment {name!r} (no folder "
+                              f"{self.solutions}/{name}; assignments: {known})")
+        return found
+
+    def detect(self, path: str | Path) -> Assignment:
+        """The assignment a notebook belongs to: the folder it sits in (nbgrader's layout), else
+        its file name. Raises LookupError with a sentence when neither tells."""
+        known = self.assignments()
+        path = Path(path)
+        for assignment in known:
+            if path.parent.name == assignment.name:
+                return assignment
+        for assignment in known:
+            if assignment.solution.name == path.name:
+                return assignment
+        raise LookupError(f"cannot tell which assignment {path} belongs to; pass --assignment "
+                          f"(one of {', '.join(a.name for a in known) or 'none'}, in the course "
+                          f"{self.root})")
+
+    def private_folders(self) -> tuple[str, ...]:
+        """The course's folders learners must never see: covered in the sandbox should an
+        install ever put them in view."""
+        return (str(self.solutions_folder), str(self.suites_folder))
 
 
 @dataclasses.dataclass(frozen=True)
 class Assignment:
+    """One assignment of a course: its instructor notebook, its release and its hidden suite."""
+    course: Course
     name: str
 
     @property
-    def release(self):
+    def solution(self) -> Path:
+        """The instructor notebook (the only notebook of the assignment's solutions folder)."""
+        folder = self.course.solutions_folder / self.name
+        found = sorted(folder.glob("*.ipynb"))
+        if len(found) != 1:
+            raise LookupError(f"expected one notebook in {folder}, found {len(found)}")
+        return found[0]
+
+    @property
+    def release(self) -> Path:
         """The learner's notebook as nbgrader released it."""
-        return reference.release_notebook(self.name)
+        return self.course.release_folder / self.name / self.solution.name
 
     @property
-    def solution(self):
-        return reference.solution_notebook(self.name)
-
-    @property
-    def suite(self):
+    def suite(self) -> Path:
         """The folder of the hidden suite, its mutants and its alternatives."""
-        return SUITES / self.name
+        return self.course.suites_folder / self.name
 
-    @property
-    def version(self):
-        return version(self.name)
-
-    @classmethod
-    def detect(cls, path):
-        """The assignment a notebook belongs to: the folder it sits in (nbgrader's layout), else
-        its file name. Raises LookupError with a sentence when neither tells."""
-        known = reference.assignments()
-        path = Path(path)
-        if path.parent.name in known:
-            return cls(path.parent.name)
-        for name in known:
-            if reference.solution_notebook(name).name == path.name:
-                return cls(name)
-        raise LookupError(f"cannot tell which assignment {path} belongs to; pass --assignment "
-                          f"(one of {', '.join(known)})")
-
-    @classmethod
-    def all(cls):
-        return [cls(name) for name in reference.assignments()]
-
-
-@functools.lru_cache(maxsize=None)
-def version(name):
-    """A digest of everything a score of assignment ``name`` depends on."""
-    digest = hashlib.sha256()
-    files = sorted((SUITES / name).rglob("*.py"))
-    files += [reference.solution_notebook(name), reference.release_notebook(name)]
-    files += [PACKAGE / module for module in GRADING_MODULES]
-    files += sorted((reference.REPO / "src" / "helpers").glob("*.py"))  # checks run in suites
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    def __str__(self) -> str:
+        return self.name

@@ -1,34 +1,41 @@
-"""Grade many notebooks: in parallel, with progress, resumable, and with every output format.
+"""Grade many notebooks: in parallel, with progress, resumable.
 
 Each notebook is graded in a worker process of its own; a result is written to the state folder
 atomically (a temporary file renamed into place) as soon as it is known, keyed by the notebook's
-bytes and the version of its assignment's suite. Rerunning the same command after an interruption
-(even ``kill -9``) grades only what is missing, and grading the same bytes again gives the same
-result.
+graded content, the settings and its assignment's version (:mod:`autograder.engine.cache`).
+Rerunning the same command after an interruption (even ``kill -9``) grades only what is missing,
+and grading the same bytes again gives the same result.
 """
+from __future__ import annotations
+
 import concurrent.futures
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable, Sequence, TextIO
 
-from . import grade
-from ..sandbox import confinement, lifetime
+from . import cache, grade
+from .assignment import Assignment, Course
+from .options import Options
 from .result import Result
+from ..sandbox import confinement, lifetime
+
+Job = tuple[str, Assignment, Options, str | None, str | None]
 
 
-def _worker(job):
-    path, assignment, options, cache, root = job
-    return grade.grade_safely(path, assignment, options, cache, root)
+def _worker(job: Job) -> Result:
+    path, assignment, options, state, root = job
+    return grade.grade_safely(path, assignment, options, state, root)
 
 
 class Progress:
-    def __init__(self, total, stream=sys.stderr):
+    def __init__(self, total: int, stream: TextIO = sys.stderr) -> None:
         self.total, self.done, self.stream = total, 0, stream
         self.started = time.monotonic()
         self.tty = stream.isatty()
 
-    def step(self, label):
+    def step(self, label: str) -> None:
         self.done += 1
         width = 30
         filled = int(width * self.done / max(self.total, 1))
@@ -44,33 +51,39 @@ class Progress:
         self.stream.flush()
 
 
-def grade_many(paths: list, assignment: str | None = None, options: grade.Options | None = None,
-               jobs: int | None = None, state: str | Path | None = None, progress: bool = True,
-               root: str | Path | None = None, on_result=None) -> list[Result]:
+def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
+               options: Options | None = None, jobs: int | None = None,
+               state: str | Path | None = None, progress: bool = True,
+               root: str | Path | None = None,
+               on_result: Callable[[str | Path, Result], None] | None = None) -> list[Result]:
     """Grade ``paths`` (in parallel, ``jobs`` at once); return results in the same order.
 
-    With ``state`` (a folder), each result is kept there as soon as it is known and a rerun
-    grades only what is missing or changed. With ``root``, no folder between ``root`` and a
-    notebook may be a link (a class's ``submitted/`` folder). ``on_result(path, result)`` is
-    called as each result is known (and kept), in this process.
+    ``assignment`` is the assignment every notebook belongs to, or the course, in which each
+    notebook's assignment is found from its folder or name (:meth:`Course.detect`); a notebook of
+    no assignment gets a result saying so. With ``state`` (a folder), each result is kept there
+    as soon as it is known and a rerun grades only what is missing or changed. With ``root``, no
+    folder between ``root`` and a notebook may be a link (a class's ``submitted/`` folder).
+    ``on_result(path, result)`` is called as each result is known (and kept), in this process.
     """
-    options = options or grade.Options()
+    options = options or Options()
     mode = options.confinement()  # refuse (require) or warn (auto) once, before any work
     if progress:  # which mechanism holds each kernel's total memory and processes here
         print(confinement.limits_statement(mode, options.limits), file=sys.stderr)
     lifetime.clear_leftovers(state)  # what an earlier, killed run left behind
-    results: list = [None] * len(paths)
-    todo = []
+    results: list[Result | None] = [None] * len(paths)
+    todo: list[tuple[int, Job]] = []
     for index, path in enumerate(paths):
         try:
-            todo.append((index, (str(path), assignment or grade.detect_assignment(path),
-                                 options, state and str(state), root and str(root))))
+            found = assignment if isinstance(assignment, Assignment) else assignment.detect(path)
         except LookupError as error:
             results[index] = Result(str(path), None, [], [str(error)])
+            continue
+        todo.append((index, (str(path), found, options, state and str(state),
+                             root and str(root))))
     bar = Progress(len(todo)) if progress and todo else None
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
 
-    def record(index, result):
+    def record(index: int, result: Result) -> None:
         results[index] = result
         if on_result is not None:
             on_result(paths[index], result)
@@ -90,14 +103,14 @@ def grade_many(paths: list, assignment: str | None = None, options: grade.Option
                     index, job = futures[future]
                     try:
                         result = future.result()
-                    except grade.StateFull:
+                    except cache.StateFull:
                         raise
                     except Exception as error:  # the worker process itself died
-                        result = grade.failure_sheet(job[0], job[1],
-                                            f"the grading process died ({type(error).__name__})")
+                        result = grade.failure_sheet(
+                            job[0], job[1], f"the grading process died ({type(error).__name__})")
                     record(index, result)
-            except grade.StateFull:
+            except cache.StateFull:
                 for future in futures:
                     future.cancel()
                 raise
-    return results
+    return [result for result in results if result is not None]

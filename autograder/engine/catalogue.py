@@ -13,22 +13,57 @@ the learner's function was given. With ``learner=submission`` the result can als
 candidate on a second input (a mistake is named only when the learner's function matches it on
 more than one input), so that a correct but fragile implementation that happens to coincide with
 a mistake on one special input is not told it made that mistake.
+
+A suite names its assignment by name (``mistakes(ASSIGNMENT, ...)``): the name is the assignment
+whose suite is running (:func:`running`), of the course being graded.
 """
+from __future__ import annotations
+
 import ast
+import contextlib
+import contextvars
 import copy
 import dataclasses
-import functools
+import hashlib
 import importlib.util
 import inspect
+import json
 import textwrap
 import warnings
-from pathlib import Path
+from typing import Any, Callable, Generator, Iterator, Sequence, TypeVar
 
 import numpy as np
 
 from . import agent, reference, wire
+from .assignment import Assignment
+from .notebook import source as cell_source
 
-SUITES = Path(__file__).resolve().parents[1] / "suites"
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+# The assignment whose hidden suite is running (set by the engine's suite runner, and by a
+# course's suites/conftest.py when a suite runs on its own).
+_running: contextvars.ContextVar[Assignment] = contextvars.ContextVar("running")
+
+
+@contextlib.contextmanager
+def running(assignment: Assignment) -> Iterator[Assignment]:
+    """While the suite of ``assignment`` runs: its name stands for it."""
+    token = _running.set(assignment)
+    try:
+        yield assignment
+    finally:
+        _running.reset(token)
+
+
+def resolve(assignment: Assignment | str) -> Assignment:
+    """An assignment, given as itself or by the name a suite knows it by (see :func:`running`)."""
+    if isinstance(assignment, Assignment):
+        return assignment
+    current = _running.get(None)
+    if current is None:
+        raise LookupError(f"the assignment {assignment!r} is named outside a run of its hidden "
+                          f"suite: pass the Assignment itself")
+    return current if current.name == assignment else current.course.assignment(assignment)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,10 +72,10 @@ class Entry:
     description: str
     source: str         # a plain ``def <exercise>(...)`` as a learner would write it
     kind: str           # "mutant" or "alternative"
-    assignment: str
+    assignment: Assignment
     key: str            # unique id, e.g. "softmax/no_max_subtraction"
 
-    def namespace(self):
+    def namespace(self) -> dict[str, Any]:
         """The reference namespace with this entry in place of its graded function (the other
         reference functions call the entry, as they would call a learner's function)."""
         namespace = reference.namespace(self.assignment)
@@ -48,14 +83,15 @@ class Entry:
         return namespace
 
 
-_registry: list = []
+_registry: list[tuple[str, str, str, str, str]] = []
 
 
-def _register(kind, exercise, description):
-    def decorate(function):
+def _register(kind: str, exercise: str, description: str) -> Callable[[Function], Function]:
+    def decorate(function: Function) -> Function:
         source = textwrap.dedent(inspect.getsource(function))
         tree = ast.parse(source)
         definition = tree.body[0]
+        assert isinstance(definition, ast.FunctionDef)
         definition.decorator_list = []
         definition.name = exercise
         _registry.append((kind, exercise, description, ast.unparse(definition), function.__name__))
@@ -63,51 +99,65 @@ def _register(kind, exercise, description):
     return decorate
 
 
-def mutant(exercise, description):
+def mutant(exercise: str, description: str) -> Callable[[Function], Function]:
     return _register("mutant", exercise, description)
 
 
-def alternative(exercise, description):
+def alternative(exercise: str, description: str) -> Callable[[Function], Function]:
     return _register("alternative", exercise, description)
 
 
-def with_source(namespace, source):
+def with_source(namespace: dict[str, Any], source: str) -> dict[str, Any]:
     """Execute ``source`` (a learner-style definition) into ``namespace`` and return it; the
     functions already there then call the new definition."""
     exec(compile(source, "<catalogue>", "exec"), namespace)  # trusted: the catalogue's own code
     return namespace
 
 
-@functools.lru_cache(maxsize=None)
-def entries(assignment):
+# Entries read, by assignment and the digest of its catalogue files: an edited catalogue is read
+# anew, even in a process that keeps running (the formgrader).
+_entries: dict[tuple[Assignment, str], tuple[Entry, ...]] = {}
+KINDS = ("mutants", "alternatives")
+
+
+def entries(assignment: Assignment | str) -> tuple[Entry, ...]:
     """All catalogue entries of an assignment, in file order."""
+    assignment = resolve(assignment)
+    paths = [assignment.suite / f"{kind}.py" for kind in KINDS]
+    digest = hashlib.sha256(b"".join(p.read_bytes() + b"\0" if p.exists() else b"\0"
+                                     for p in paths)).hexdigest()
+    if (assignment, digest) in _entries:
+        return _entries[assignment, digest]
     found = []
-    for kind in ("mutants", "alternatives"):
-        path = SUITES / assignment / f"{kind}.py"
+    for kind, path in zip(KINDS, paths):
         if not path.exists():
             continue
         del _registry[:]
-        spec = importlib.util.spec_from_file_location(f"_catalogue_{assignment}_{kind}", path)
+        spec = importlib.util.spec_from_file_location(
+            f"_catalogue_{assignment.name.replace('-', '_')}_{kind}", path)
+        assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         for entry_kind, exercise, description, source, name in _registry:
             found.append(Entry(exercise, description, source, entry_kind, assignment,
                                f"{exercise}/{name}"))
         del _registry[:]
-    return tuple(found)
+    _entries[assignment, digest] = tuple(found)
+    return _entries[assignment, digest]
 
 
-def mutants(assignment, exercise=None):
+def mutants(assignment: Assignment | str, exercise: str | None = None) -> list[Entry]:
     return [e for e in entries(assignment) if e.kind == "mutant"
             and (exercise is None or e.exercise == exercise)]
 
 
-def alternatives(assignment, exercise=None):
+def alternatives(assignment: Assignment | str, exercise: str | None = None) -> list[Entry]:
     return [e for e in entries(assignment) if e.kind == "alternative"
             and (exercise is None or e.exercise == exercise)]
 
 
-def mistakes(assignment, exercise, *args, pick=None, learner=None, **kwargs):
+def mistakes(assignment: Assignment | str, exercise: str, *args: Any, pick: int | None = None,
+             learner: Any = None, **kwargs: Any) -> MistakeTable:
     """What each catalogued mistake of ``exercise`` returns for these arguments.
 
     Returns a :class:`MistakeTable`, a dict description -> value. ``pick`` selects one part of a
@@ -120,16 +170,21 @@ def mistakes(assignment, exercise, *args, pick=None, learner=None, **kwargs):
     mistake that matches the learner's result is named only if it is confirmed on a second input
     (see :meth:`MistakeTable.confirm`); without it, one matching input is enough (as before).
     """
-    results, entries = {}, {}
+    assignment = resolve(assignment)
+    results: dict[str, Any] = {}
+    named: dict[str, Entry] = {}
     for entry in mutants(assignment, exercise):
         value = _run(entry.namespace(), exercise, args, kwargs, pick)
         if value is not _FAILED:
             results[entry.description] = value
-            entries[entry.description] = entry
-    return MistakeTable(results, assignment, exercise, args, kwargs, pick, learner, entries)
+            named[entry.description] = entry
+    return MistakeTable(results, assignment, exercise, args, kwargs, pick, learner, named)
 
 
-def matching_mistakes(assignment, exercise, inputs):
+Inputs = Sequence[tuple[Sequence[Any], dict[str, Any], Callable[[Any], bool]]]
+
+
+def matching_mistakes(assignment: Assignment | str, exercise: str, inputs: Inputs) -> str | None:
     """The descriptions of the catalogued mistakes of ``exercise`` that pass a test on every one
     of ``inputs``, joined by "or when you" (as :func:`helpers.checks.name_mistake` joins them);
     None if there is none.
@@ -157,7 +212,8 @@ def matching_mistakes(assignment, exercise, inputs):
 _FAILED = object()
 
 
-def _run(namespace, exercise, args, kwargs, pick):
+def _run(namespace: dict[str, Any], exercise: str, args: Sequence[Any], kwargs: dict[str, Any],
+         pick: int | None) -> Any:
     """``namespace[exercise](*args, **kwargs)`` on private copies, or _FAILED if it raises."""
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -169,7 +225,7 @@ def _run(namespace, exercise, args, kwargs, pick):
         return _FAILED
 
 
-def _private(value, namespace):
+def _private(value: Any, namespace: dict[str, Any]) -> Any:
     """A copy of an argument for one trusted call; wire markers become what they stand for (a
     ``Function`` marker names a function of ``namespace``), decoded as the learner's kernel
     decodes them: the markers are the suite's own, never anything a kernel sent."""
@@ -178,7 +234,7 @@ def _private(value, namespace):
     return copy.deepcopy(value)  # every call gets its own copy of arrays and generators
 
 
-def _same(a, b):
+def _same(a: Any, b: Any) -> bool:
     try:
         a, b = np.asarray(a), np.asarray(b)
         return a.shape == b.shape and a.dtype.kind in "biufc" and b.dtype.kind in "biufc" and \
@@ -187,7 +243,8 @@ def _same(a, b):
         return False
 
 
-def probe_inputs(args, kwargs, generic=6):
+def probe_inputs(args: Sequence[Any], kwargs: dict[str, Any], generic: int = 6
+                 ) -> Generator[tuple[list[Any], dict[str, Any]], None, None]:
     """Other inputs to confirm a mistake on: the same arguments with every floating-point array
     replaced (other arguments, such as masks, sizes and functions, are kept):
 
@@ -199,38 +256,43 @@ def probe_inputs(args, kwargs, generic=6):
       infinities, signs and magnitudes kept, so an input built to expose one mistake, such as a
       row of zeros or huge logits, still exposes it).
     """
-    def normal(v, rng):
+    Maker = Callable[[np.ndarray[Any, Any], np.random.Generator], Any]
+
+    def normal(v: np.ndarray[Any, Any], rng: np.random.Generator) -> Any:
         return rng.standard_normal(v.shape)
 
-    def heavy(v, rng):
+    def heavy(v: np.ndarray[Any, Any], rng: np.random.Generator) -> Any:
         return rng.standard_normal(v.shape) * np.exp(rng.standard_normal(v.shape))
 
-    def jitter(v, rng):
+    def jitter(v: np.ndarray[Any, Any], rng: np.random.Generator) -> Any:
         return v * (1 + 0.2 * rng.uniform(-1, 1, v.shape))
 
-    makers = [normal if seed % 2 == 0 else heavy for seed in range(generic)] + [jitter]
+    makers: list[Maker] = [normal if seed % 2 == 0 else heavy for seed in range(generic)]
+    makers.append(jitter)
     for seed, make in enumerate(makers):
         rng = np.random.default_rng(seed)
 
-        def replace(value):
+        def replace(value: Any) -> Any:
             if isinstance(value, np.ndarray) and value.dtype.kind == "f":
                 return make(value, rng).astype(value.dtype)
             return value
         yield [replace(a) for a in args], {k: replace(v) for k, v in kwargs.items()}
 
 
-class MistakeTable(dict):
+class MistakeTable(dict[str, Any]):
     """What each catalogued mistake of one function returns on one input: description -> value.
 
     It remembers the input, so that :meth:`confirm` can try a candidate on others."""
 
-    def __init__(self, results, assignment, exercise, args, kwargs, pick, learner, entries):
+    def __init__(self, results: dict[str, Any], assignment: Assignment, exercise: str,
+                 args: Sequence[Any], kwargs: dict[str, Any], pick: int | None, learner: Any,
+                 entries: dict[str, Entry]) -> None:
         super().__init__(results)
         self.assignment, self.exercise = assignment, exercise
         self.args, self.kwargs, self.pick = args, kwargs, pick
         self.learner, self.entries = learner, entries
 
-    def confirm(self, description):
+    def confirm(self, description: str) -> bool:
         """Whether the learner's function makes this mistake on other inputs too.
 
         On every input of :func:`probe_inputs`, the learner's result must equal the mistake's,
@@ -256,11 +318,12 @@ class MistakeTable(dict):
             told_apart = told_apart or (right is not _FAILED and not _same(wrong, right))
         return told_apart
 
-    def derive(self, part=None, keep=None):
+    def derive(self, part: Callable[[Any], Any] | None = None,
+               keep: Callable[[Any], bool] | None = None) -> MistakeTable:
         """The same table with ``part(value)`` in place of each value (an entry whose part
         cannot be taken is dropped) and only the entries whose new value passes ``keep``.
         Confirmation still compares whole results on the second input."""
-        results = {}
+        results: dict[str, Any] = {}
         for description, value in self.items():
             try:
                 value = part(value) if part is not None else value
@@ -271,7 +334,7 @@ class MistakeTable(dict):
         return MistakeTable(results, self.assignment, self.exercise, self.args, self.kwargs,
                             self.pick, self.learner, self.entries)
 
-    def _learners(self, args, kwargs):
+    def _learners(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """The learner's result on another input (None if the call fails). The submission's
         record of its last call is kept as it was, since the suite may still inspect it."""
         learner = self.learner
@@ -287,15 +350,15 @@ class MistakeTable(dict):
                 learner._last = last
 
 
-def filled_notebook(assignment, replacements=None):
+def filled_notebook(assignment: Assignment, replacements: dict[str, str] | None = None
+                    ) -> dict[str, Any]:
     """The released learner notebook with every answer cell filled in from the solution, except
     those named in ``replacements`` (grade_id -> source): what a learner hands in."""
-    import json
-    solution = json.loads(reference.solution_notebook(assignment).read_text(encoding="utf-8"))
+    solution = json.loads(assignment.solution.read_text(encoding="utf-8"))
     answers = {c["metadata"]["nbgrader"]["grade_id"]: _answer(c) for c in solution["cells"]
                if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
     answers.update(replacements or {})
-    notebook = json.loads(reference.release_notebook(assignment).read_text(encoding="utf-8"))
+    notebook: dict[str, Any] = json.loads(assignment.release.read_text(encoding="utf-8"))
     found = set()
     for cell in notebook["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -304,20 +367,20 @@ def filled_notebook(assignment, replacements=None):
             found.add(meta["grade_id"])
     missing = set(replacements or {}) - found
     if missing:
-        raise LookupError(f"{assignment}: no answer cell for {sorted(missing)}")
+        raise LookupError(f"{assignment.name}: no answer cell for {sorted(missing)}")
     return notebook
 
 
-def _answer(cell):
+def _answer(cell: dict[str, Any]) -> str:
     """A solution cell's source as a learner would hand it in: a written answer without the
     BEGIN/END SOLUTION lines that mark the model answer."""
-    source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    source = cell_source(cell)
     if cell["cell_type"] != "markdown":
         return source
     return "\n".join(line for line in source.splitlines()
                      if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")).strip()
 
 
-def notebook_with(entry):
+def notebook_with(entry: Entry) -> dict[str, Any]:
     """The submission of a learner who made exactly this mistake (or this choice)."""
     return filled_notebook(entry.assignment, {entry.exercise: entry.source})

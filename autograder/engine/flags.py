@@ -30,8 +30,7 @@ expression that can backtrack across lines.
 import ast
 import re
 
-AGENT_WORDS = ("__attention_course", "attention-course-agent", "attention_course_agent",
-               "vnd.attention-course")
+AGENT_WORDS = ("__autograder", "grader-agent", "autograder_agent", "vnd.autograder")
 # Names that reach objects or code by a name built at run time, whatever they are called on.
 DYNAMIC_NAMES = {"globals", "vars", "locals", "eval", "exec", "compile", "__import__",
                  "get_ipython", "__builtins__", "breakpoint", "setattr", "delattr",

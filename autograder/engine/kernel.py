@@ -1,19 +1,27 @@
 """A learner's kernel: start it confined, run cells with timeouts, call functions through the wire.
 
-The kernel is an ordinary IPython kernel started inside the sandbox (:mod:`autograder.sandbox`)
-by :mod:`autograder.launcher`, which forbids it new processes and serves its channels on
-listening sockets the grader made in its own runtime folder and handed over as descriptors: the
-grader never connects to a path the kernel could create, replace or link. What the kernel sends
-reaches the grader through :class:`relay.Relay`, which closes a connection over
-:data:`relay.MAX_MESSAGE_BYTES` per message or :data:`relay.MAX_TOTAL_BYTES` per submission before
-anything is buffered; each of the grader's sockets queues at most :data:`RECEIVE_QUEUE` messages,
-and each message's JSON is counted before it is parsed (:func:`wire.loads`). Every loop that
-reads from the kernel has a deadline within the time it was given.
+The kernel is an ordinary IPython kernel started inside the sandbox
+(:mod:`autograder.sandbox.confinement`) by :mod:`autograder.sandbox.launcher`, which forbids it new
+processes and serves its channels on listening sockets the grader made in its own runtime folder
+and handed over as descriptors: the grader never connects to a path the kernel could create,
+replace or link. What the kernel sends reaches the grader through :class:`relay.Relay`, which
+closes a connection over :data:`relay.MAX_MESSAGE_BYTES` per message or the submission's total
+before anything is buffered; each of the grader's sockets queues at most :data:`RECEIVE_QUEUE`
+messages, and each message's JSON is counted before it is parsed (:func:`wire.loads`). Every loop
+that reads from the kernel has a deadline within the time it was given.
+
+How the kernel is confined is one :class:`~autograder.sandbox.confinement.Confinement` object
+(the command that wraps it, its environment, the folder its sockets are named in): the session
+asks it and never branches on the mode. It talks to the kernel through jupyter_client's public
+API only; it keeps an iopub channel of its own (:meth:`KernelSession._connect_iopub`) so that a
+publisher the relay had to drop can be connected to again.
 
 Every way a kernel can misbehave (a cell that never returns, a crash, an exit, a flood of output,
 replies that are not replies) ends in a :class:`CellResult` or :class:`CallFailed` with a sentence
 for the learner, never in an exception that stops the grading of the class.
 """
+from __future__ import annotations
+
 import dataclasses
 import json
 import os
@@ -26,11 +34,12 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import zmq
 from jupyter_client import BlockingKernelClient
-from zmq.utils.monitor import recv_monitor_message
 from jupyter_client.connect import write_connection_file
+from zmq.utils.monitor import recv_monitor_message
 
 from . import agent, relay, wire
 from ..sandbox import confinement, launcher, lifetime
@@ -42,10 +51,13 @@ RECEIVE_QUEUE = 2  # messages each of the grader's sockets holds before the kern
 IDLE_GRACE = 1.0  # seconds to wait for iopub's idle message after the shell's execute_reply
 DRAIN_SECONDS = 0.5  # the most spent dropping what an earlier request left unread
 
+Output = dict[str, Any]
+Message = dict[str, Any]
+
 
 @dataclasses.dataclass
 class CellResult:
-    outputs: list
+    outputs: list[Output]
     error: str = ""          # one line for the learner, empty when the cell ran cleanly
     timed_out: bool = False
     died: bool = False
@@ -65,12 +77,12 @@ class _FontList:
     sees anyway (matplotlib's own, /usr/share/fonts), at the same paths inside and outside.
     Kernels started before it is ready simply build their own, as they always did."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.thread = None
-        self.value = None
+        self.thread: threading.Thread | None = None
+        self.value: tuple[str, str] | None = None
 
-    def get(self):
+    def get(self) -> tuple[str, str] | None:
         """``(file name, text)`` if ready, else None (and the reading starts)."""
         with self.lock:
             if self.thread is None:
@@ -78,12 +90,12 @@ class _FontList:
                 self.thread.start()
         return self.value
 
-    def _read(self):
+    def _read(self) -> None:
         try:
             done = subprocess.run([sys.executable, "-c", FONT_LIST], capture_output=True,
                                   text=True, timeout=120, env={**os.environ, "MPLBACKEND": "Agg"})
-            [path] = json.loads(done.stdout.strip().splitlines()[-1])
-            path = Path(path)
+            [name] = json.loads(done.stdout.strip().splitlines()[-1])
+            path = Path(name)
             text = path.read_text(encoding="utf-8")
             fonts = json.loads(text)
             files = [f["fname"] for key in ("ttflist", "afmlist") for f in fonts.get(key, [])]
@@ -100,7 +112,7 @@ class _FontList:
 matplotlib_font_list = _FontList()
 
 
-def home_seeds(folder):
+def home_seeds(folder: str | Path) -> list[tuple[str, str]]:
     """Write the files every kernel's home starts with into ``folder`` (a kernel's runtime
     folder on the host); return ``(host path, path under the home)`` pairs."""
     seeds = []
@@ -114,79 +126,75 @@ def home_seeds(folder):
     return seeds
 
 
-
 class CallFailed(Exception):
     """A call into the kernel produced no usable reply. ``kind`` says which way: "timeout",
     "crashed" (the kernel died), "flood" (too much output), "no-reply" or "start"."""
 
-    def __init__(self, message, kind="no-reply"):
+    def __init__(self, message: str, kind: str = "no-reply") -> None:
         super().__init__(message)
         self.kind = kind
 
 
 class KernelSession:
-    """One learner kernel, started confined, with its own runtime folder on the host."""
+    """One learner kernel, started confined (``mode``: see
+    :func:`~autograder.sandbox.confinement.resolve_mode`), with its own runtime folder on the host.
 
-    def __init__(self, mode=confinement.LIMITS, limits=None, private=(), startup_timeout=60,
-                 received_bytes=relay.MAX_TOTAL_BYTES):
-        self.mode = mode  # confinement.BUBBLEWRAP, USER or LIMITS
+    ``private`` are the course's folders to cover should they ever be visible, ``visible`` the
+    packages its notebooks import; ``seed_home=False`` starts the kernel with an empty home (no
+    matplotlib font list: ``make bench`` measures what the list saves)."""
+
+    def __init__(self, mode: str = confinement.LIMITS, limits: confinement.Limits | None = None,
+                 private: tuple[str, ...] = (), visible: tuple[str, ...] = (),
+                 startup_timeout: float = 60, received_bytes: int = relay.MAX_TOTAL_BYTES,
+                 seed_home: bool = True) -> None:
         self.limits = limits or confinement.Limits()
-        self.private = tuple(str(p) for p in private)  # folders to cover if ever made visible
+        self.confinement = confinement.confinement(mode, self.limits, private, visible)
         self.startup_timeout = startup_timeout
-        self.process = None
-        self.client = None
-        self.context = None
-        self.cgroup = None
-        self.runtime = None
-        self.seeds = []
-        self.monitor = None
-        self.relay = None
+        self.seed_home = seed_home
+        self.process: subprocess.Popen[bytes] | None = None
+        self.client: Any = None     # a BlockingKernelClient, once started
+        self.iopub: Any = None      # its iopub channel, ours to reconnect
+        self.context: zmq.Context[Any] | None = None
+        self.cgroup: confinement.Cgroup | None = None
+        self.runtime: Path | None = None
+        self.seeds: list[tuple[str, str]] = []
+        self.monitor: zmq.Socket[Any] | None = None
+        self.relay: relay.Relay | None = None
         self.allowance = relay.Allowance(received_bytes)  # for all its kernels, restarts included
         self.restarts = 0
         self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
 
-    @property
-    def sandboxed(self):
-        return self.mode == confinement.BUBBLEWRAP
-
     # ------------------------------------------------------------ lifecycle
-    def start(self, timeout=None):
+    def start(self, timeout: float | None = None) -> KernelSession:
         """Start the kernel and wait until it answers; raise CallFailed if it does not."""
-        self.runtime = lifetime.runtime_folder()
-        # Another user (the kernel's) must reach its home and the connection file, not list them.
-        self.runtime.chmod(0o711 if self.mode == confinement.USER else 0o700)
-        self.home = self.runtime / "home"
-        self.seeds = home_seeds(self.runtime)
-        if self.sandboxed:
-            inside = confinement.INSIDE_SOCKETS
-        else:
-            self.home.mkdir(mode=0o700)
-            (self.home / ".kernel").mkdir()
-            inside = str(self.home / ".kernel" / "ipc")
-            for source, relative in self.seeds:  # a copy: the home is a folder on the host
-                (self.home / relative).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, self.home / relative)
-        connection = self.runtime / "kernel.json"
-        _, info = write_connection_file(str(connection), transport="ipc", ip=inside,
+        self.runtime = runtime = lifetime.runtime_folder()
+        runtime.chmod(self.confinement.runtime_permissions)
+        self.seeds = home_seeds(runtime) if self.seed_home else []
+        uid = confinement.kernel_uid() if os.geteuid() == 0 else None
+        sockets = self.confinement.prepare(runtime, self.seeds, uid)
+        connection = runtime / "kernel.json"
+        _, info = write_connection_file(str(connection), transport="ipc", ip=sockets,
                                         key=secrets.token_hex(32).encode())
         connection.chmod(0o644)  # the kernel's user must read it
-        self.uid = confinement.kernel_uid() if os.geteuid() == 0 else None
-        if self.mode == confinement.USER:
-            for path in (self.home, *self.home.rglob("*")):
-                os.chown(path, self.uid, self.uid)
         ports = {channel: info[f"{channel}_port"] for channel in relay.CHANNELS}
-        self.relay = relay.Relay(self.runtime, self.allowance, ports)
+        self.relay = relay.Relay(runtime, self.allowance, ports)
         descriptors = self.relay.descriptors()
-        self.cgroup = confinement.Cgroup(f"attention-{os.getpid()}-{secrets.token_hex(4)}",
-                                     self.limits)
-        command = self._command(connection, {ports[c]: fd for c, fd in descriptors.items()})
-        log = open(self.runtime / "kernel.log", "wb")
+        self.cgroup = confinement.Cgroup(
+            f"{confinement.CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}", self.limits)
+        kernel = launcher.command(sys.executable, {ports[c]: fd for c, fd in descriptors.items()},
+                                  self.confinement.connection(connection))
+        # Limits are set on the kernel itself, inside the sandbox's user namespace where there is
+        # one: set on bubblewrap, the process limit would count every process of the grading
+        # user, and one learner's fork bomb would stop another's kernel from starting.
+        command = (self.cgroup.prefix() + self.confinement.wrap(runtime, connection, uid, self.seeds)
+                   + confinement.limit_prefix(self.limits) + kernel)
+        log = open(runtime / "kernel.log", "wb")
         try:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=self._launch_environment(), cwd=str(self.runtime if self.sandboxed
-                                                         else self.home),
-                start_new_session=True, close_fds=True, pass_fds=tuple(descriptors.values()))
+                env=self.confinement.environment(runtime),
+                cwd=self.confinement.working_folder(runtime), start_new_session=True,
+                close_fds=True, pass_fds=tuple(descriptors.values()))
         except OSError as error:
             self.shutdown()
             raise CallFailed(f"the kernel could not be started ({error})", "start") from None
@@ -200,59 +208,45 @@ class KernelSession:
         self.client = BlockingKernelClient(context=self.context)
         self.client.load_connection_info(dict(info, ip=self.relay.address))
         self.client.session.unpack = wire.loads  # counted before it is parsed
-        self.client.start_channels(stdin=False, hb=False)
-        self.monitor = self.client.iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.client.start_channels(iopub=False, stdin=False, hb=False)
+        self._connect_iopub()
         self._wait_ready(timeout or self.startup_timeout)
         self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
         return self
 
-    def _command(self, connection, descriptors):
-        kernel = launcher.command(sys.executable, descriptors, confinement.INSIDE_CONNECTION
-                                  if self.sandboxed else connection)
-        # Limits are set on the kernel itself, inside the sandbox's user namespace where there is
-        # one: set on bubblewrap, the process limit would count every process of the grading
-        # user, and one learner's fork bomb would stop another's kernel from starting.
-        limits = confinement.limit_prefix(self.limits)
-        if self.mode == confinement.LIMITS:  # dies with the grader, where setpriv can arrange it
-            dies = confinement.setpriv_prefix() if confinement.setpriv() else []
-            return self.cgroup.prefix() + dies + limits + kernel
-        if self.mode == confinement.USER:  # root without namespaces: at least another identity
-            return self.cgroup.prefix() + confinement.setpriv_prefix(self.uid) + limits + kernel
-        passwd = self.runtime / "passwd"
-        passwd.write_text(confinement.passwd_text(self.uid if self.uid is not None else 1000))
-        passwd.chmod(0o644)
-        args = confinement.bubblewrap_args(connection, self.limits, passwd, self.uid, self.private,
-                                       self.seeds)
-        return self.cgroup.prefix() + args + limits + kernel
+    def _connect_iopub(self) -> None:
+        """Subscribe to the kernel's publisher with a channel of our own, and watch it: a
+        connection that breaks a limit of the relay (or of zmq) is closed, and
+        :meth:`_iopub_dropped` connects again."""
+        self.iopub = self.client.iopub_channel_class(self.client.connect_iopub(),
+                                                     self.client.session)
+        self.iopub.start()
+        self.monitor = self.iopub.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
 
-    def _launch_environment(self):
-        if self.sandboxed:  # bubblewrap clears it and sets the kernel's own
-            return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-        return confinement.kernel_environment(str(self.home), {"JPY_PARENT_PID": str(os.getpid())})
-
-    def _wait_ready(self, timeout):
+    def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         msg_id = self.client.kernel_info()
         while time.monotonic() < deadline:
             reply = self._next("shell", min(0.1, max(0.0, deadline - time.monotonic())))
             if reply is None:
-                if self.process.poll() is not None:
+                if self.process is None or self.process.poll() is not None:
                     break
                 continue
             if _parent(reply) == msg_id:
                 self._drain("iopub", deadline)
                 return
         tail = self._log_tail()
-        exited = self.process.poll() is not None
+        exited = self.process is None or self.process.poll() is not None
         self.shutdown()
         raise CallFailed(("the kernel exited while starting" if exited else
                           f"the kernel did not start within {timeout:g} s") + tail, "start")
 
-    def _next(self, channel, timeout):
+    def _next(self, channel: str, timeout: float) -> Message | None:
         """The next message on ``channel`` ("shell" or "iopub") within ``timeout`` seconds, or
         None. A message that cannot be read (a bad signature, JSON with too many values) is
         consumed and comes back as an empty dict, so that a reader's deadline still holds."""
-        get = self.client.get_shell_msg if channel == "shell" else self.client.get_iopub_msg
+        get: Callable[..., Any] = self.client.get_shell_msg if channel == "shell" \
+            else self.iopub.get_msg
         try:
             message = get(timeout=max(0.0, timeout))
         except queue.Empty:
@@ -262,20 +256,23 @@ class KernelSession:
             return {}
         return message if isinstance(message, dict) else {}
 
-    def _log_tail(self):
+    def _log_tail(self) -> str:
         try:
+            assert self.runtime is not None
             text = (self.runtime / "kernel.log").read_bytes()[-800:].decode("utf-8", "replace")
-        except (OSError, TypeError, AttributeError):
+        except (OSError, TypeError, AttributeError, AssertionError):
             return ""
         return f" ({text.strip()})" if text.strip() else ""
 
-    def _iopub_dropped(self, deadline):
+    def _iopub_dropped(self, deadline: float) -> bool:
         """Whether the kernel's publisher was dropped, and iopub had to be connected again.
 
         A connection that breaks a limit of the relay (or of zmq) is closed; this notices (a
         socket monitor) and connects a fresh subscriber, which the kernel greets with
         ``iopub_welcome`` once it is subscribed, waiting at most until ``deadline``. What was
         published in between is lost."""
+        if self.monitor is None:
+            return False
         try:
             recv_monitor_message(self.monitor, zmq.NOBLOCK)
         except zmq.Again:
@@ -283,11 +280,8 @@ class KernelSession:
         if not self.alive():
             return False
         self.monitor.close(linger=0)
-        self.client.iopub_channel.close()
-        self.client._iopub_channel = None
-        channel = self.client.iopub_channel
-        channel.start()
-        self.monitor = channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.iopub.close()
+        self._connect_iopub()
         deadline = min(deadline, time.monotonic() + 2)
         while time.monotonic() < deadline:
             message = self._next("iopub", min(0.1, deadline - time.monotonic()))
@@ -295,9 +289,14 @@ class KernelSession:
                 break
         return True
 
-    def shutdown(self):
+    def shutdown(self) -> None:
         if self.monitor is not None:
             self.monitor.close(linger=0)
+        if self.iopub is not None:
+            try:
+                self.iopub.close()
+            except Exception:
+                pass
         if self.client is not None:
             try:
                 self.client.stop_channels()
@@ -320,10 +319,10 @@ class KernelSession:
             self.cgroup.close()  # whatever the kernel started dies with it
         if self.runtime is not None:
             shutil.rmtree(self.runtime, ignore_errors=True)
-        self.process = self.client = self.context = self.cgroup = self.runtime = None
-        self.monitor = self.relay = None
+        self.process = self.client = self.iopub = self.context = self.cgroup = None
+        self.runtime = self.monitor = self.relay = None
 
-    def start_with_retry(self, timeout=None, attempts=3):
+    def start_with_retry(self, timeout: float | None = None, attempts: int = 3) -> KernelSession:
         """:meth:`start`, tried again when the machine itself failed to start the kernel (a
         busy machine, a transient resource shortage): that must never cost a learner points."""
         deadline = time.monotonic() + (timeout or self.startup_timeout)
@@ -334,31 +333,32 @@ class KernelSession:
                 if attempt == attempts - 1 or deadline - time.monotonic() < 2:
                     raise
                 time.sleep(0.5)
+        raise CallFailed("the kernel could not be started", "start")
 
-    def restart(self, timeout=None):
+    def restart(self, timeout: float | None = None) -> None:
         self.shutdown()
         self.restarts += 1
         self.start_with_retry(timeout)
 
-    def alive(self):
+    def alive(self) -> bool:
         return (self.process is not None and self.process.poll() is None
                 and not self.allowance.exhausted)
 
-    def exhausted(self):
+    def exhausted(self) -> str:
         """Why grading stopped listening to this submission's kernels, or "" while it listens."""
         if not self.allowance.exhausted:
             return ""
         return (f"its kernel sent the grader more than {self.allowance.total >> 20} MiB in all; "
                 f"the grader stopped listening to it")
 
-    def __enter__(self):
+    def __enter__(self) -> KernelSession:
         return self.start()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.shutdown()
 
     # ------------------------------------------------------------ running code
-    def _drain(self, channel, deadline):
+    def _drain(self, channel: str, deadline: float) -> None:
         """Drop what an earlier, interrupted request left on ``channel``, for at most
         :data:`DRAIN_SECONDS` and never past ``deadline``: a kernel that never stops sending
         cannot hold the grader here (what is left is told apart by its parent's id)."""
@@ -366,7 +366,8 @@ class KernelSession:
         while time.monotonic() < deadline and self._next(channel, 0) is not None:
             pass
 
-    def _run(self, code, timeout, on_output):
+    def _run(self, code: str, timeout: float,
+             on_output: Callable[[Output], None]) -> tuple[str, bool, bool]:
         """Execute ``code``; hand every output to ``on_output``; return (error, timed_out, died).
 
         The cell is over when iopub says the kernel is idle again, or shortly after the shell's
@@ -411,7 +412,7 @@ class KernelSession:
                 error = f"{output['ename']}: {output['evalue']}"[:500]
             on_output(output)
 
-    def _replied(self, msg_id, deadline):
+    def _replied(self, msg_id: str, deadline: float) -> bool:
         """Whether the shell holds the reply to ``msg_id``, reading it for at most
         :data:`DRAIN_SECONDS` (and never past ``deadline``)."""
         deadline = min(deadline, time.monotonic() + DRAIN_SECONDS)
@@ -423,11 +424,12 @@ class KernelSession:
                 return True
         return False
 
-    def execute(self, code, timeout):
+    def execute(self, code: str, timeout: float) -> CellResult:
         """Run a cell; collect its outputs within the caps; never raise for what the code does."""
-        outputs, used, noted = [], [0], [False]
+        outputs: list[Output] = []
+        used, noted = [0], [False]
 
-        def keep(output):
+        def keep(output: Output) -> None:
             size = len(json.dumps(output))
             self.output_budget -= size
             if wire.MIME in output.get("data", {}):
@@ -448,7 +450,7 @@ class KernelSession:
                               "or ran out of memory or CPU time)", died=True)
         return CellResult(outputs, error)
 
-    def _interrupt(self, msg_id):
+    def _interrupt(self, msg_id: str) -> bool:
         """Interrupt the running cell; return True when the kernel had to be killed."""
         try:
             message = self.client.session.msg("interrupt_request", content={})
@@ -465,7 +467,8 @@ class KernelSession:
         return True
 
     # ------------------------------------------------------------ calling functions
-    def call(self, name, args, kwargs, timeout):
+    def call(self, name: str, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any],
+             timeout: float) -> wire.Reply:
         """One call of the learner's ``name``; return the reply read by :func:`wire.read_reply`.
 
         Exactly one reply is accepted: the first output that carries this call's nonce and reads
@@ -474,9 +477,11 @@ class KernelSession:
         """
         nonce = secrets.token_hex(16)
         text = wire.request(name, args, kwargs, nonce)
-        found, problems, seen = [], [], [0]
+        found: list[wire.Reply] = []
+        problems: list[str] = []
+        seen = [0]
 
-        def take(output):
+        def take(output: Output) -> None:
             data = output.get("data", {})
             seen[0] += len(json.dumps(output))
             if found or wire.MIME not in data or seen[0] > 2 * wire.MAX_REPLY_CHARS:
@@ -486,7 +491,7 @@ class KernelSession:
             except wire.BadReply as problem:
                 problems.append(str(problem))
 
-        error, timed_out, died = self._run(f"__attention_course_call__({text!r})", timeout, take)
+        error, timed_out, died = self._run(f"__autograder_call__({text!r})", timeout, take)
         if found:
             return found[0]
         if timed_out:
@@ -501,12 +506,12 @@ class KernelSession:
         raise CallFailed("gave no reply the grader could read" +
                          (f" ({problems[0]})" if problems else f" ({error})" if error else ""))
 
-    def install_agent(self, timeout=30):
+    def install_agent(self, timeout: float = 30) -> None:
         if self.alive():
             self.execute(agent.bootstrap(), timeout)
 
 
-def _parent(message):
+def _parent(message: Any) -> str | None:
     """The id of the request a message answers, or None for anything malformed."""
     try:
         parent = message["parent_header"].get("msg_id")
@@ -515,7 +520,7 @@ def _parent(message):
     return parent if isinstance(parent, str) else None
 
 
-def _output_from(kind, content):
+def _output_from(kind: str, content: dict[str, Any]) -> Output:
     if kind == "stream":
         return {"output_type": "stream", "name": str(content.get("name", "stdout")),
                 "text": str(content.get("text", ""))}

@@ -8,7 +8,13 @@ the grader costs little more than its size; JSON such as ``[{},{},...]`` or a ce
 :class:`NotebookProblem` with a sentence for the learner. :func:`restore_locked` rebuilds the
 notebook on the released one: locked cells (instructions, given code, visible checks) come from the
 release, answers come from the learner, and cells the learner added stay where they put them.
+
+It also says, once for the engine, what a cell is: its text (:func:`source`), its nbgrader id
+(:func:`grade_id`), whether it is locked (:func:`is_locked`) and which graded function a visible
+check checks (:func:`check_exercise`).
 """
+from __future__ import annotations
+
 import errno
 import json
 import os
@@ -16,6 +22,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 MAX_BYTES = 20 << 20
 MAX_CELLS = 2000                # the course's notebooks have at most 150
@@ -23,11 +30,16 @@ READ_MEMORY = 768 << 20         # address space of the process that reads a subm
 READ_CPU_SECONDS = 20           # its CPU time
 
 
+Notebook = dict[str, Any]
+Cell = dict[str, Any]
+CHECK_PREFIX = "check_"  # a visible check is the grade cell check_<graded function>
+
+
 class NotebookProblem(Exception):
     pass
 
 
-def read_regular(path, limit=MAX_BYTES, root=None):
+def read_regular(path: str | Path, limit: int = MAX_BYTES, root: str | Path | None = None) -> bytes:
     """The bytes of ``path``, which must be a regular file, read without following links.
 
     Opened with ``O_NOFOLLOW`` and ``O_NONBLOCK`` (a FIFO cannot stall the grader) and read up to
@@ -84,7 +96,7 @@ def read_regular(path, limit=MAX_BYTES, root=None):
         os.close(fd)
 
 
-def canonical(notebook):
+def canonical(notebook: Notebook) -> Notebook:
     """Only what grading reads of a checked notebook: per cell its type, source and nbgrader's
     metadata (plain values); the notebook's own metadata comes from the release."""
     if len(notebook["cells"]) > MAX_CELLS:
@@ -104,22 +116,21 @@ def canonical(notebook):
             "nbformat_minor": notebook["nbformat_minor"]}
 
 
-READER = """import sys
+READER = """import importlib, sys
 sys.path.insert(0, sys.argv[1])
-from autograder.engine import notebook
-notebook._read_in_child(int(sys.argv[2]))
+importlib.import_module(sys.argv[2])._read_in_child(int(sys.argv[3]))
 """
 
 
-def read_submission(raw, timeout=None):
+def read_submission(raw: bytes, timeout: float | None = None) -> tuple[Notebook, list[str]]:
     """``(notebook, flags)`` of a submission's bytes, read in a child process that may use
     :data:`READ_MEMORY` of memory and :data:`READ_CPU_SECONDS` of CPU time: a notebook that needs
     more is refused with a NotebookProblem. ``timeout`` (seconds of wall-clock time, by default
     three times the CPU time) is for a machine too busy to read it: RuntimeError, not a verdict."""
-    engine = str(Path(__file__).resolve().parents[2])
+    package = str(Path(__file__).resolve().parents[len(__name__.split(".")) - 1])
     timeout = timeout or 3 * READ_CPU_SECONDS
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", READER, engine,
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", READER, package, __name__,
                                str(os.getpid())], input=raw, capture_output=True,
                               timeout=timeout, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     except subprocess.TimeoutExpired:
@@ -135,10 +146,10 @@ def read_submission(raw, timeout=None):
             f"the grader could not read the notebook within its limits ({READ_MEMORY >> 20} MiB "
             f"of memory, {READ_CPU_SECONDS} s of CPU time): a cell is very large or deeply "
             f"nested; remove it and resubmit")
-    return answer["notebook"], answer["flags"]
+    return answer["notebook"], list(answer["flags"])
 
 
-def _read_in_child(parent):
+def _read_in_child(parent: int) -> None:
     """The child's side of :func:`read_submission`: stdin's bytes in, one JSON answer out."""
     import resource
     from . import flags
@@ -163,12 +174,12 @@ def _read_in_child(parent):
     sys.stdout.buffer.write(text.encode("utf-8", "surrogatepass"))
 
 
-def load(path, root=None):
+def load(path: str | Path, root: str | Path | None = None) -> Notebook:
     """A submitted notebook, checked and cleaned (see :func:`check_structure`)."""
     return parse(read_regular(path, root=root))
 
 
-def parse(raw):
+def parse(raw: bytes) -> Notebook:
     try:
         notebook = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
@@ -177,7 +188,7 @@ def parse(raw):
     return check_structure(notebook)
 
 
-def check_structure(notebook):
+def check_structure(notebook: Any) -> Notebook:
     if not isinstance(notebook, dict):
         raise NotebookProblem("the file is not a Jupyter notebook (no list of cells)")
     if "nbformat" in notebook and notebook["nbformat"] != 4:
@@ -208,16 +219,34 @@ def check_structure(notebook):
         if isinstance(notebook.get("nbformat_minor"), int) else 5}
 
 
-def grade_id(cell):
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+def source(cell: Cell) -> str:
+    """A cell's text (notebooks store it as one string or as a list of lines)."""
+    text = cell.get("source", "")
+    return "".join(text) if isinstance(text, list) else str(text)
 
 
-def is_locked(cell):
+def grade_id(cell: Cell) -> str | None:
+    found = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    return found if isinstance(found, str) else None
+
+
+def is_locked(cell: Cell) -> bool:
     meta = cell.get("metadata", {}).get("nbgrader", {})
     return bool(meta.get("locked")) and not meta.get("solution")
 
 
-def restore_locked(submitted, released):
+def check_exercise(cell: Cell) -> str | None:
+    """The graded function a visible check checks (a locked grade cell ``check_<function>``), or
+    None for any other cell."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    gid = grade_id(cell) or ""
+    if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution") \
+            and gid.startswith(CHECK_PREFIX):
+        return gid[len(CHECK_PREFIX):]
+    return None
+
+
+def restore_locked(submitted: Notebook, released: Notebook) -> tuple[Notebook, list[str]]:
     """The released notebook's cell order with the learner's answers and added cells in it.
 
     Returns ``(notebook, notes)``; ``notes`` lists, for the learner, what had to be restored.

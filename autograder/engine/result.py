@@ -92,11 +92,6 @@ class Result:
                    errors=list(data.get("errors", [])), flags=list(data.get("flags", [])),
                    checks=data.get("checks"))
 
-    def to_gradescope(self, visibility: str = "after_due_date",
-                      execution_time: float | None = None) -> dict[str, Any]:
-        """Gradescope's results.json for this notebook alone."""
-        return gradescope_results([self], visibility, execution_time)
-
     CSV_HEADER = ("notebook", "assignment", "score", "max_score", "errors")
 
     def to_csv_row(self) -> list[str]:

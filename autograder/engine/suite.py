@@ -9,21 +9,31 @@ What the kernel *reports* about a call (``submission.last``: whether it changed 
 place, warned or printed) is measured inside the learner's kernel, where learner code can forge
 it. A test that passed after reading it says so in its feedback (:data:`KERNEL_WORD`), so that no
 point rests on the kernel's word without a label.
+
+The suite runs under pytest with the engine's own settings (no configuration file of the
+course's, nor of any folder above it, is read), its ``conftest.py`` files from the course's
+suites folder down; while it runs, the catalogue knows which assignment the suite grades
+(:func:`~autograder.engine.catalogue.running`).
 """
+from __future__ import annotations
+
 import contextlib
 import dataclasses
 import io
+import os
 import time
-from pathlib import Path
+from typing import Any, Callable, Generator
 
 import pytest
 
-from . import agent, wire
-from .result import TestResult
+from . import agent, catalogue, wire
+from .assignment import Assignment
 from .kernel import CallFailed
+from .result import TestResult
 from .testing import Feedback, SubmissionError
 
-SUITES = Path(__file__).resolve().parents[1] / "suites"
+Caller = Callable[[str, Any, Any], wire.Reply]
+MARKER = "grade(points, exercise): points a test is worth and the graded function it checks"
 KERNEL_WORD = ("passed as reported by your kernel: in-place changes, warnings and prints are "
                "measured inside it, where the grader cannot check them")
 
@@ -31,8 +41,8 @@ KERNEL_WORD = ("passed as reported by your kernel: in-place changes, warnings an
 @dataclasses.dataclass
 class CallRecord:
     name: str
-    warnings: list
-    mutated: list
+    warnings: list[str]
+    mutated: list[int]
     stdout: str
     seconds: float
 
@@ -40,24 +50,24 @@ class CallRecord:
 class Submission:
     """Attribute access gives a callable proxy for the learner's function of that name."""
 
-    def __init__(self, caller):
+    def __init__(self, caller: Caller) -> None:
         self._caller = caller
-        self._last = None
+        self._last: CallRecord | None = None
         self.read_kernel_word = False  # whether the running test read self.last
 
     @property
-    def last(self):
+    def last(self) -> CallRecord | None:
         """What the kernel reported about the last call (a :class:`CallRecord`): reading it
         marks the running test as resting on the kernel's word."""
         self.read_kernel_word = True
         return self._last
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
         return lambda *args, **kwargs: self._call(name, args, kwargs)
 
-    def _call(self, name, args, kwargs):
+    def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
             reply = self._caller(name, args, kwargs)
         except CallFailed as error:
@@ -95,10 +105,10 @@ class Submission:
         return reply.get("value")
 
 
-def local_caller(namespace):
+def local_caller(namespace: dict[str, Any]) -> Caller:
     """Call functions of a trusted namespace in this process, through the same encoding and the
     same data-only reader as a kernel's replies (used to test the suites and the catalogue)."""
-    def call(name, args, kwargs):
+    def call(name: str, args: Any, kwargs: Any) -> wire.Reply:
         nonce = "local"
         return wire.read_reply(agent.handle(wire.request(name, args, kwargs, nonce), namespace),
                                nonce)
@@ -106,43 +116,49 @@ def local_caller(namespace):
 
 
 class _Plugin:
-    def __init__(self, submission, deadline):
+    def __init__(self, submission: Submission, deadline: float) -> None:
         self._submission = submission
         self.deadline = deadline
-        self.results = []
-        self._meta = {}
+        self.results: list[TestResult] = []
+        self._meta: dict[str, tuple[str, str, float]] = {}
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", MARKER)
 
     @pytest.fixture
-    def submission(self):
+    def submission(self) -> Submission:
         if time.monotonic() > self.deadline:
             raise SubmissionError("The grading time budget for this notebook ran out before "
                                   "this test (some function is very slow or never returns).",
                                   "out-of-time")
         return self._submission
 
-    def pytest_collection_modifyitems(self, items):
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
             marker = item.get_closest_marker("grade")
             if marker is None:
                 raise RuntimeError(f"{item.nodeid} has no @points(...) marker")
             exercise = marker.kwargs["exercise"]
-            doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+            doc = (getattr(getattr(item, "function", None), "__doc__", None)
+                   or "").strip().splitlines()
             title = doc[0].strip() if doc else item.name.replace("test_", "").replace("_", " ")
-            param = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
+            callspec = getattr(item, "callspec", None)
+            param = f" [{callspec.id}]" if callspec is not None else ""
             self._meta[item.nodeid] = (f"{exercise}: {title}{param}", exercise,
                                        float(marker.kwargs["points"]))
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item, call):
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         if call.excinfo is not None:
-            report._grading_exception = call.excinfo.value
+            setattr(report, "_grading_exception", call.excinfo.value)
         return report
 
-    def pytest_runtest_setup(self, item):
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
         self._submission.read_kernel_word = False
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             name, exercise, worth = self._meta[report.nodeid]
             if report.passed:
@@ -154,7 +170,7 @@ class _Plugin:
                                                _feedback(report), report.nodeid))
 
 
-def _feedback(report):
+def _feedback(report: pytest.TestReport) -> str:
     error = getattr(report, "_grading_exception", None)
     if isinstance(error, (Feedback, SubmissionError)):
         return str(error).split("\nassert ")[0].strip()
@@ -164,25 +180,25 @@ def _feedback(report):
     return "This check failed."
 
 
-def suite_path(assignment):
-    path = SUITES / assignment
-    if not path.is_dir():
-        raise LookupError(f"no hidden suite for assignment {assignment!r}")
-    return path
-
-
-def run(assignment, caller, budget_seconds=300, select=None):
+def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
+        select: str | None = None) -> list[TestResult]:
     """Run the suite of ``assignment``; return a list of TestResult, one per test."""
     submission = Submission(caller)
     plugin = _Plugin(submission, time.monotonic() + budget_seconds)
-    path = suite_path(assignment)
+    path = assignment.suite
+    if not path.is_dir():
+        raise LookupError(f"no hidden suite for assignment {assignment.name!r} (no folder {path})")
+    # -c os.devnull: pytest reads no configuration file of the course's (a pyproject.toml could
+    # add options or paths), and --confcutdir loads conftest.py files from the suites folder down.
     args = [str(path), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-            "--import-mode=importlib", "-c", str(SUITES / "pytest.ini"),
-            "--rootdir", str(path), "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+            "--import-mode=importlib", "-c", os.devnull, "--rootdir", str(path),
+            "--confcutdir", str(assignment.course.suites_folder),
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     if select:
         args += ["-k", select]
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), \
+            catalogue.running(assignment):
         code = pytest.main(args, plugins=[plugin])
     if code not in (0, 1) or not plugin.results:
         raise RuntimeError(f"the hidden suite of {assignment} did not run (pytest exit {code}):\n"

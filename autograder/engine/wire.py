@@ -13,14 +13,20 @@ and nothing else (:func:`read_reply`, :func:`decode`):
 Anything else becomes an :class:`Unsupported` value ("an object of type X"). Nothing the kernel
 sends is evaluated, unpickled or imported, and a reply must carry the nonce of its call.
 """
+from __future__ import annotations
+
 import base64
 import binascii
 import json
 import re
+from typing import Any
 
 import numpy as np
 
-MIME = "application/vnd.attention-course.reply+json"
+# A reply to one call, checked field by field (:func:`read_reply`).
+Reply = dict[str, Any]
+
+MIME = "application/vnd.autograder.reply+json"
 MAX_REPLY_CHARS = 8 << 20    # one reply; the suites' largest is 1.4 MB (06-multi-head)
 MAX_DEPTH = 24               # nesting of lists, tuples and dicts in a value
 MAX_ITEMS = 100_000          # values (arrays count as one) in one reply

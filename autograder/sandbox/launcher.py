@@ -19,11 +19,15 @@ code and needs only the standard library, pyzmq and ipykernel.
 
 ``python -c SOURCE '{"<port>": <fd>, ...}' -f CONNECTION_FILE``
 """
+from __future__ import annotations
+
 import ctypes
 import json
 import platform
 import struct
 import sys
+from pathlib import Path
+from typing import Any
 
 # Per machine: (audit architecture, new-process calls refused with EPERM, clone, clone3).
 SYSCALLS = {
@@ -39,7 +43,7 @@ _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
 _LOAD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|..|K, BPF_RET|K
 
 
-def one_process_filter(machine=None):
+def one_process_filter(machine: str | None = None) -> bytes | None:
     """The seccomp program (classic BPF, as bytes) for this machine, or None where unknown."""
     known = SYSCALLS.get(machine or platform.machine())
     if known is None:
@@ -65,7 +69,7 @@ def one_process_filter(machine=None):
     return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
 
 
-def forbid_new_processes():
+def forbid_new_processes() -> bool:
     """Install :func:`one_process_filter` in this process (and every thread it starts); return
     True when it holds."""
     program = one_process_filter()
@@ -81,34 +85,42 @@ def forbid_new_processes():
     word, zero = ctypes.c_ulong, ctypes.c_ulong(0)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, word(1), zero, zero, zero) != 0:
         return False
-    return libc.prctl(PR_SET_SECCOMP, word(SECCOMP_MODE_FILTER), ctypes.byref(fprog), zero,
-                      zero) == 0
+    return bool(libc.prctl(PR_SET_SECCOMP, word(SECCOMP_MODE_FILTER), ctypes.byref(fprog), zero,
+                           zero) == 0)
 
 
-def main():
+def main() -> None:
     descriptors = {int(port): int(fd) for port, fd in json.loads(sys.argv.pop(1)).items()}
     if sys.path and sys.path[0] == "":  # as ipykernel_launcher: not the kernel's folder
         del sys.path[0]
     if not forbid_new_processes():
-        sys.stderr.write("attention-course: new processes could not be forbidden here\n")
+        sys.stderr.write("kernel launcher: new processes could not be forbidden here\n")
     import zmq
     from ipykernel import kernelapp
 
-    bind = kernelapp.IPKernelApp._bind_socket
+    # ipykernel binds each channel in IPKernelApp._bind_socket(socket, port), a private method:
+    # it has no public hook to serve a channel on a socket made by someone else. Wrapped here to
+    # set ZMQ_USE_FD first; tests/sandbox/test_sandbox.py fails if ipykernel drops or renames it.
+    bind: Any = kernelapp.IPKernelApp._bind_socket
 
-    def bind_to_descriptor(app, socket, port):
+    def bind_to_descriptor(app: Any, socket: Any, port: int) -> Any:
         if port in descriptors:
             socket.setsockopt(zmq.USE_FD, descriptors[port])
         return bind(app, socket, port)
 
-    kernelapp.IPKernelApp._bind_socket = bind_to_descriptor
+    setattr(kernelapp.IPKernelApp, "_bind_socket", bind_to_descriptor)
     kernelapp.launch_new_instance()
 
 
-def command(python, descriptors, connection_file):
+def source() -> str:
+    """This module's source text: what the kernel's interpreter runs (the engine is not visible
+    inside the sandbox)."""
+    with open(__file__.replace(".pyc", ".py"), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def command(python: str, descriptors: dict[int, int], connection_file: str | Path) -> list[str]:
     """The kernel's command line: ``descriptors`` maps each port of the connection file to the
     listening socket (an inherited descriptor) that channel is served on."""
-    with open(__file__.replace(".pyc", ".py"), encoding="utf-8") as handle:
-        source = handle.read()
-    return [python, "-c", source + "\nmain()\n", json.dumps(descriptors), "-f",
+    return [python, "-c", source() + "\nmain()\n", json.dumps(descriptors), "-f",
             str(connection_file)]

@@ -7,6 +7,8 @@ included). What cannot die with its owner (a runtime folder, a control group, a 
 cache entry) carries the owner's process id in its name; :func:`clear_leftovers` removes those
 whose owner is no longer running, and only those.
 """
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import os
@@ -16,9 +18,11 @@ import signal
 import tempfile
 from pathlib import Path
 
+from .confinement import CGROUP_PREFIX, ENGINE_PACKAGE, Cgroup
+
 PR_SET_PDEATHSIG = 1
-RUNTIME_PREFIX = "attention-kernel-"      # attention-kernel-<pid>-<random>
-CGROUP_PATTERN = re.compile(r"^attention-(\d+)-[0-9a-f]+$")
+RUNTIME_PREFIX = f"{ENGINE_PACKAGE}-kernel-"  # <prefix><pid>-<random>
+CGROUP_PATTERN = re.compile(rf"^{CGROUP_PREFIX}(\d+)-[0-9a-f]+$")
 TEMPORARY_ENTRY = re.compile(r"^\..+\.(\d+)$")  # .<name>.<pid>: a cache entry being written
 
 
@@ -29,7 +33,7 @@ except OSError:
     _LIBC = None
 
 
-def die_with_parent(parent=None):
+def die_with_parent(parent: int | None = None) -> None:
     """Ask the kernel to SIGKILL this process when the thread that started it exits, and exit at
     once if that already happened (the parent is no longer ``parent``, when given). For pool
     initializers and the grader's own helper processes (Linux only)."""
@@ -41,7 +45,7 @@ def die_with_parent(parent=None):
         os._exit(1)
 
 
-def alive(pid):
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -51,16 +55,15 @@ def alive(pid):
     return True
 
 
-def runtime_folder():
+def runtime_folder() -> Path:
     """A new private folder for one kernel, named after this process."""
     return Path(tempfile.mkdtemp(prefix=f"{RUNTIME_PREFIX}{os.getpid()}-"))
 
 
-def clear_leftovers(state=None):
+def clear_leftovers(state: str | Path | None = None) -> int:
     """Remove what killed runs left: their kernels' runtime folders in the temporary folder,
     their control groups (killing anything still in them) and, in ``state``, entries they were
     half-way through writing. Returns how many things were removed."""
-    from .confinement import Cgroup
     removed = 0
     pattern = re.compile(rf"^{RUNTIME_PREFIX}(\d+)-")
     for folder in Path(tempfile.gettempdir()).glob(f"{RUNTIME_PREFIX}*"):

@@ -11,9 +11,14 @@ reader the grader uses (``suite.local_caller``), so a test sees what it sees whe
 When the grader runs a suite (``suite.run``), its own plugin provides ``submission``; this file then
 adds nothing: no fixture, no hook that acts.
 """
+from pathlib import Path
+
 import pytest
 
 from autograder.engine import catalogue, reference, suite
+from autograder.engine.assignment import Course
+
+COURSE = Course.from_root(Path(__file__).resolve().parents[2])  # this file is <root>/autograder/suites/
 
 
 def pytest_addoption(parser):
@@ -34,7 +39,7 @@ def pytest_configure(config):
 
 def assignment_of(path):
     """The assignment a suite file belongs to: its folder's name."""
-    return path.parent.name
+    return COURSE.assignment(path.parent.name)
 
 
 class Standalone:
@@ -49,13 +54,13 @@ class Standalone:
         self.namespaces = {}
 
     def pytest_collection_modifyitems(self, config, items):
-        assignments = sorted({assignment_of(item.path) for item in items})
+        assignments = sorted({assignment_of(item.path).name for item in items})
         if self.kind is None:
             return
         if len(assignments) != 1:
             raise pytest.UsageError(f"--{self.kind} picks an entry of one suite, but these suites "
                                     f"were collected: {', '.join(assignments) or 'none'}")
-        self.entry(assignments[0])  # an unknown name stops the run before any test
+        self.entry(COURSE.assignment(assignments[0]))  # an unknown name stops the run first
 
     def entry(self, assignment):
         """The catalogue entry named on the command line (None for the reference)."""
@@ -67,7 +72,7 @@ class Standalone:
             return chosen[0]
         why = "is ambiguous" if chosen else "is not"
         raise pytest.UsageError(
-            f"{self.name!r} {why} a {self.kind} of {assignment}. Valid --{self.kind} names "
+            f"{self.name!r} {why} a {self.kind} of {assignment.name}. Valid --{self.kind} names "
             f"(name or function/name):\n  " + "\n  ".join(e.key for e in found))
 
     def namespace(self, assignment):
@@ -76,6 +81,12 @@ class Standalone:
             self.namespaces[assignment] = (entry.namespace() if entry is not None
                                            else reference.namespace(assignment))
         return self.namespaces[assignment]
+
+    @pytest.fixture(autouse=True)
+    def running(self, request):
+        """The suite's assignment, for the names the suite gives it (``mistakes(ASSIGNMENT, ...)``)."""
+        with catalogue.running(assignment_of(request.path)) as assignment:
+            yield assignment
 
     @pytest.fixture
     def submission(self, request):

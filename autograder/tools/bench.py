@@ -20,7 +20,6 @@
 Machines are shared and noisy: read the ratios of runs made minutes apart in this one process.
 """
 import argparse
-import contextlib
 import copy
 import json
 import math
@@ -37,7 +36,10 @@ from pathlib import Path
 
 from . import demo
 from ..course import instructor
+from ..course import folders
 from ..engine import grade, reference
+from ..engine.assignment import Course
+from ..engine.options import Options
 
 BENCH_ASSIGNMENTS = ("00-getting-started", "02-scoring")
 STAGES = ("start", "execute", "suite", "close")
@@ -55,8 +57,14 @@ CLASS_SIZE = 1000
 
 # ------------------------------------------------------------------ the synthetic class
 
+def course() -> Course:
+    """The course measured: the one in nbgrader's course root (``make bench`` runs in it)."""
+    return folders.current_course()
+
+
 def assignments():
-    known = set(reference.assignments())
+    """The names of the bench's assignments the course has."""
+    known = {a.name for a in course().assignments()}
     return [a for a in BENCH_ASSIGNMENTS if a in known]
 
 
@@ -81,13 +89,14 @@ def class_notebooks(size_per_assignment, distinct=True):
     """[(learner, assignment, notebook dict)]: the demo's mix of reference answers, mistakes,
     alternatives, blanks and cheats, ``size_per_assignment`` learners per bench assignment, each
     submission made distinct (``distinct``) or left as the demo writes it (many identical)."""
-    plans = demo.sample_class(size_per_assignment)
+    here = course()
+    plans = demo.sample_class(size_per_assignment, here)
     made, out = {}, []
     for assignment in assignments():
         for learner, per in plans.items():
             key = (assignment, per[assignment].describe())
             if key not in made:
-                made[key] = demo.answer_notebook(assignment, per[assignment])
+                made[key] = demo.answer_notebook(here.assignment(assignment), per[assignment])
             notebook = made[key]
             if distinct:
                 notebook = make_distinct(notebook, f"{learner}/{assignment}")
@@ -99,8 +108,8 @@ def synthetic_class(state, per_assignment, distinct=True):
     """Write the class into ``state/submitted/<learner>/<assignment>/``; return the paths."""
     paths = []
     for learner, assignment, notebook in class_notebooks(per_assignment, distinct):
-        path = state / "submitted" / learner / assignment / reference.release_notebook(
-            assignment).name
+        path = state / "submitted" / learner / assignment / course().assignment(
+            assignment).release.name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(notebook))
         paths.append(path)
@@ -111,7 +120,8 @@ def _fresh_state(root, per_assignment, distinct=True):
     state = Path(tempfile.mkdtemp(prefix="state-", dir=root))
     for assignment in assignments():
         instructor.nbgrader("generate_assignment", assignment, "--force",
-                        f"--CourseDirectory.release_directory={state / 'release'}", state=state)
+                            f"--CourseDirectory.release_directory={state / 'release'}",
+                            state=state, cwd=course().root)
     return state, synthetic_class(state, per_assignment, distinct)
 
 
@@ -209,38 +219,22 @@ def read_records(path):
 
 # ------------------------------------------------------------------ measuring helpers
 
-@contextlib.contextmanager
-def stage_log(folder):
-    """While active, every grade_notebook (here, in pool workers and in nbgrader's own process)
-    appends its stage timings to a file; yields that file's path."""
+def timed(folder):
+    """Grading options that have every grade_notebook (in pool workers and in the recording
+    process too) append its stage timings to a new file of ``folder``: ``(options, file)``."""
     path = Path(tempfile.mkstemp(prefix="stages-", suffix=".jsonl", dir=folder)[1])
-    previous = os.environ.get("ATTENTION_COURSE_STAGE_LOG")
-    os.environ["ATTENTION_COURSE_STAGE_LOG"] = str(path)
-    try:
-        yield path
-    finally:
-        if previous is None:
-            os.environ.pop("ATTENTION_COURSE_STAGE_LOG", None)
-        else:
-            os.environ["ATTENTION_COURSE_STAGE_LOG"] = previous
+    return Options(timings=str(path)), path
 
 
-@contextlib.contextmanager
 def recording_costs(costs):
-    """While active, each ``instructor.Recording`` appends ``{"cpu", "waited"}`` to ``costs`` when it
-    ends: its recording process's CPU seconds, and the seconds its ``finish`` took (what recording
-    added after the last grade)."""
-    original = instructor.Recording.__exit__
-
-    def measured(self, *exc):
-        original(self, *exc)
-        if self.recorder is not None:
-            costs.append({"cpu": self.recorder.cpu_seconds or 0.0, "waited": self.waited})
-    instructor.Recording.__exit__ = measured  # type: ignore[method-assign]
-    try:
-        yield costs
-    finally:
-        instructor.Recording.__exit__ = original  # type: ignore[method-assign]
+    """A ``recorded`` hook (``instructor.autograde``, ``instructor.record``) that appends
+    ``{"cpu", "waited"}`` to ``costs`` as each recording ends: its process's CPU seconds, and the
+    seconds its ``finish`` took (what recording added after the last grade)."""
+    def measured(recording):
+        if recording.recorder is not None:
+            costs.append({"cpu": recording.recorder.cpu_seconds or 0.0,
+                          "waited": recording.waited})
+    return measured
 
 
 def _process_table():
@@ -307,11 +301,12 @@ def instructor_path(root, per_assignment, jobs, distinct=True):
     recording's CPU seconds and wait, and the stages."""
     state, paths = _fresh_state(root, per_assignment, distinct)
     costs = []
-    with stage_log(root) as log, recording_costs(costs):
-        started = time.perf_counter()
-        for assignment in assignments():
-            instructor.autograde(assignment, jobs=jobs, state=state, progress=False)
-        seconds = time.perf_counter() - started
+    options, log = timed(root)
+    started = time.perf_counter()
+    for assignment in assignments():
+        instructor.autograde(course().assignment(assignment), jobs=jobs, state=state,
+                             progress=False, options=options, recorded=recording_costs(costs))
+    seconds = time.perf_counter() - started
     waited = sum(cost["waited"] for cost in costs)
     return {"count": len(paths), "distinct": distinct_count(paths), "seconds": seconds,
             "beside": sum(cost["cpu"] for cost in costs), "waited": waited,
@@ -326,12 +321,12 @@ def recording_alone(state):
     costs when it is all there is to do; its wall seconds and its processes' CPU seconds."""
     costs = []
     started = time.perf_counter()
-    with recording_costs(costs):
-        for assignment in assignments():
-            shutil.rmtree(Path(state) / "recorded" / assignment, ignore_errors=True)
-            submitted = instructor.submissions(assignment, state)[0]
-            instructor.record(assignment, [p.parent.parent.name for p in submitted],
-                          grade.Options(), state)
+    for name in assignments():
+        assignment = course().assignment(name)
+        shutil.rmtree(Path(state) / "recorded" / name, ignore_errors=True)
+        submitted = instructor.submissions(assignment, state)[0]
+        instructor.record(assignment, [p.parent.parent.name for p in submitted], Options(), state,
+                          recorded=recording_costs(costs))
     return {"seconds": time.perf_counter() - started, "cpu": sum(c["cpu"] for c in costs)}
 
 
@@ -340,8 +335,8 @@ def stock_path(root, per_assignment):
     started = time.perf_counter()
     for assignment in assignments():
         instructor.nbgrader("autograde", assignment, state=state,
-                        env_extra={"ATTENTION_COURSE_STOCK_AUTOGRADE": "1"}, check=False,
-                        stock=True)
+                            env_extra={"ATTENTION_COURSE_STOCK_AUTOGRADE": "1"}, check=False,
+                            stock=True, cwd=course().root)
     return {"count": len(paths), "seconds": time.perf_counter() - started}
 
 
@@ -354,7 +349,7 @@ def recording_start(root, repeats=3):
     seconds = []
     for _ in range(repeats):
         for assignment in assignments():
-            recorder = Recorder(assignment, cwd=reference.REPO, env=instructor.nbgrader_env(state))
+            recorder = Recorder(assignment, cwd=course().root, env=instructor.nbgrader_env(state))
             recorder.close()
             seconds.append(recorder.cpu_seconds)
     return seconds
@@ -404,28 +399,29 @@ def latency(root, repeats=3):
     submission graded by the command line (a new process) and by grade_notebook in-process."""
     out = {}
     folder = Path(tempfile.mkdtemp(prefix="latency-", dir=root))
-    for assignment in assignments():
+    for name in assignments():
+        assignment = course().assignment(name)
         runs = {"notebook": [], "command": [], "in-process": []}
         stages = []
         for repeat in range(repeats):
             notebook = make_distinct(demo.answer_notebook(assignment, demo.Plan("reference")),
                                      f"latency-{repeat}")
-            path = folder / str(repeat) / assignment / reference.release_notebook(assignment).name
+            path = folder / str(repeat) / name / assignment.release.name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(notebook))
-            runs["notebook"].append(notebook_run(reference.solution_notebook(assignment)))
+            runs["notebook"].append(notebook_run(assignment.solution))
             started = time.perf_counter()
             subprocess.run([sys.executable, "-m", "autograder", "grade", str(path),
-                            "--json", str(path.with_suffix(".json"))], cwd=reference.REPO,
+                            "--json", str(path.with_suffix(".json"))], cwd=assignment.course.root,
                            check=True, capture_output=True)
             runs["command"].append(time.perf_counter() - started)
-            with stage_log(folder) as log:
-                started = time.perf_counter()
-                grade.grade_notebook(path, assignment, grade.Options())
-                runs["in-process"].append(time.perf_counter() - started)
+            options, log = timed(folder)
+            started = time.perf_counter()
+            grade.grade_notebook(path, assignment, options)
+            runs["in-process"].append(time.perf_counter() - started)
             stages += per_submission(read_records(log))
-        out[assignment] = {name: statistics.median(values) for name, values in runs.items()}
-        out[assignment]["stages"] = stage_medians(stages)
+        out[name] = {how: statistics.median(values) for how, values in runs.items()}
+        out[name]["stages"] = stage_medians(stages)
     return out
 
 
@@ -446,7 +442,7 @@ def capacity(root, sizes, jobs_list=(1, 2)):
             folder = Path(tempfile.mkdtemp(prefix=f"capacity-{size}-{jobs}-", dir=root))
             paths = []
             for learner, assignment, notebook in mixed:
-                path = folder / learner / assignment / reference.release_notebook(assignment).name
+                path = folder / learner / assignment / course().assignment(assignment).release.name
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(json.dumps(notebook))
                 paths.append(str(path))
@@ -454,7 +450,7 @@ def capacity(root, sizes, jobs_list=(1, 2)):
             started = time.perf_counter()
             process = subprocess.Popen(
                 [sys.executable, "-m", "autograder", "grade", "--jobs", str(jobs), "--json",
-                 str(out), *paths], cwd=reference.REPO, stdout=subprocess.DEVNULL,
+                 str(out), *paths], cwd=course().root, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL)
             sampler = MemorySampler(process.pid, jobs)
             sampler.start()
@@ -479,42 +475,40 @@ def capacity(root, sizes, jobs_list=(1, 2)):
 
 def font_list_gain(repeats=9):
     """Seconds a fresh sandboxed kernel takes to import numpy, pyplot and helpers.plots and draw
-    one figure, with and without matplotlib's font list in its home (kernel.home_seeds),
-    alternating: ``{"with": median, "without": median}``."""
+    one figure, with and without matplotlib's font list in its home (``KernelSession``'s
+    ``seed_home``), alternating: ``{"with": median, "without": median}``."""
     from ..engine import kernel
     from ..sandbox import confinement
-    seeds = kernel.home_seeds
     fonts = kernel.matplotlib_font_list
     fonts.get()
-    fonts.thread.join(120)
+    if fonts.thread is not None:
+        fonts.thread.join(120)
     code = ("import numpy as np\nimport matplotlib.pyplot as plt\nfrom helpers import plots\n"
             "plt.figure(); plt.plot([1, 2])")
     mode = confinement.resolve_mode("auto")
     times = {"with": [], "without": []}
-    try:
-        for _ in range(repeats):
-            for how in times:
-                kernel.home_seeds = seeds if how == "with" else (lambda folder: [])
-                session = kernel.KernelSession(mode=mode)
-                session.start()
-                try:
-                    session.install_agent()
-                    started = time.perf_counter()
-                    session.execute(code, 60)
-                    times[how].append(time.perf_counter() - started)
-                finally:
-                    session.shutdown()
-    finally:
-        kernel.home_seeds = seeds
+    for _ in range(repeats):
+        for how in times:
+            session = kernel.KernelSession(mode=mode, visible=course().learner_packages,
+                                           seed_home=how == "with")
+            session.start()
+            try:
+                session.install_agent()
+                started = time.perf_counter()
+                session.execute(code, 60)
+                times[how].append(time.perf_counter() - started)
+            finally:
+                session.shutdown()
     return {how: statistics.median(values) for how, values in times.items()}
 
 
 def attention_kernels(repeats=5):
-    if "09-attention-at-scale" not in reference.assignments():
+    known = {a.name: a for a in course().assignments()}
+    if "09-attention-at-scale" not in known:
         return None
     import numpy as np
-    ns = reference.namespace("09-attention-at-scale")
-    ns3 = reference.namespace("03-qkv") if "03-qkv" in reference.assignments() else None
+    ns = reference.namespace(known["09-attention-at-scale"])
+    ns3 = reference.namespace(known["03-qkv"]) if "03-qkv" in known else None
     rng = np.random.default_rng(0)
     results = {}
     T, d = 1024, 64
@@ -542,9 +536,9 @@ def attention_kernels(repeats=5):
 
 def notebook_times(repeats=1):
     """Seconds to run each solution notebook top to bottom from a fresh kernel (budget: 15 s)."""
-    return {assignment: statistics.median(notebook_run(reference.solution_notebook(assignment))
-                                          for _ in range(repeats))
-            for assignment in reference.assignments()}
+    return {assignment.name: statistics.median(notebook_run(assignment.solution)
+                                               for _ in range(repeats))
+            for assignment in course().assignments()}
 
 
 def _median(function, repeats):
@@ -682,7 +676,7 @@ def main(argv=None):
     sections = set(args.only.split(","))
     sizes = parse_sizes(args.capacity)
     started = time.perf_counter()
-    root = Path(tempfile.mkdtemp(prefix="attention-bench-"))
+    root = Path(tempfile.mkdtemp(prefix="bench-"))
     c = lat = cap = None
     try:
         if "compare" in sections:
@@ -718,7 +712,7 @@ def main(argv=None):
                   + (f" + recording {p['recording']:.0f} min ({recording:.2f} s each, on the "
                      f"same cores) = {p['total']:.0f} min" if c else "") + ".")
             print(server_projection(cap, recording))
-        print("\nGoals (issue 14)\n")
+        print("\nGoals\n")
         print(goal_table(c, lat, cap))
         if "notebooks" in sections:
             print("\nSolution notebooks, top to bottom from a fresh kernel (budget 15 s each)\n")

@@ -17,11 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-from ..course import instructor
-from ..course.gradescope import results_json
+from ..course import folders, instructor
 from ..engine import catalogue, grade, reference
+from ..engine.assignment import Assignment, Course
+from ..engine.result import gradescope_results
 
-OUTPUT = reference.REPO / "demo-output"
+OUTPUT = "demo-output"  # in the course root
 ASSIGNMENTS = ("00-getting-started", "02-scoring")
 CLASS_SIZE = 32
 
@@ -65,15 +66,19 @@ class Plan:
         return self.kind + (f": {self.cheat}" if self.cheat else "")
 
 
-def assignments():
-    known = set(reference.assignments())
+def assignments(course=None):
+    """The names of the demo's assignments that the course (by default: the one nbgrader's
+    configuration or the current folder names) has."""
+    known = {a.name for a in (course or folders.current_course()).assignments()}
     return [a for a in ASSIGNMENTS if a in known]
 
 
-def sample_class(size=CLASS_SIZE):
-    """learner id -> {assignment: Plan}; deterministic."""
+def sample_class(size=CLASS_SIZE, course=None):
+    """learner id -> {assignment name: Plan}; deterministic."""
+    course = course or folders.current_course()
     learners = {}
-    for assignment in assignments():
+    for name in assignments(course):
+        assignment = course.assignment(name)
         mutants = catalogue.mutants(assignment)
         alternatives = catalogue.alternatives(assignment)
         cheats = list(CHEATS)
@@ -83,20 +88,20 @@ def sample_class(size=CLASS_SIZE):
             if slot in (0, 4):
                 plan = Plan("reference")
             elif slot in (1, 3, 6):
-                plan = Plan("mutant", mutants[(number * 7 + len(assignment)) % len(mutants)])
+                plan = Plan("mutant", mutants[(number * 7 + len(name)) % len(mutants)])
             elif slot == 2:
                 plan = Plan("alternative", alternatives[number % len(alternatives)])
             elif slot == 5:
                 plan = Plan("blank")
             else:
                 plan = Plan("cheat", cheat=cheats[(number // 8) % len(cheats)])
-            learners.setdefault(learner, {})[assignment] = plan
+            learners.setdefault(learner, {})[name] = plan
     return learners
 
 
-def answer_notebook(assignment, plan):
+def answer_notebook(assignment: Assignment, plan):
     if plan.kind == "blank":
-        return json.loads(reference.release_notebook(assignment).read_text())
+        return json.loads(assignment.release.read_text())
     if plan.kind in ("mutant", "alternative"):
         return catalogue.notebook_with(plan.entry)
     if plan.kind == "cheat":
@@ -105,12 +110,14 @@ def answer_notebook(assignment, plan):
     return catalogue.filled_notebook(assignment)
 
 
-def expected_scores(learners):
-    """learner -> assignment -> score, from grading each plan's functions in-process."""
+def expected_scores(learners, course=None):
+    """learner -> assignment name -> score, from grading each plan's functions in-process."""
+    course = course or folders.current_course()
     cache, expected = {}, {}
     for learner, plans in learners.items():
-        for assignment, plan in plans.items():
-            key = (assignment, plan.describe())
+        for name, plan in plans.items():
+            assignment = course.assignment(name)
+            key = (name, plan.describe())
             if key not in cache:
                 local = grade.grade_local(assignment, reference.namespace(assignment))
                 if plan.kind == "mutant":
@@ -125,40 +132,42 @@ def expected_scores(learners):
                     cache[key] = grade.grade_local(assignment, namespace).score
                 else:
                     cache[key] = local.max_score
-            expected.setdefault(learner, {})[assignment] = cache[key]
+            expected.setdefault(learner, {})[name] = cache[key]
     return expected
 
 
 # ------------------------------------------------------------------ the nbgrader exchange, in-process
 
-def _exchange_config(state):
+def _exchange_config(state, course):
     from traitlets.config import Config
-    config = Config()
-    config.CourseDirectory.course_id = "attention-course"
-    config.Exchange.root = str(state / "exchange")
-    config.Exchange.cache = str(state / "exchange-cache")
-    return config
+    settings = Config()
+    settings.CourseDirectory.course_id = course.course_id
+    settings.Exchange.root = str(state / "exchange")
+    settings.Exchange.cache = str(state / "exchange-cache")
+    return settings
 
 
-def _exchange(kind, state, assignment, learner, folder):
+def _exchange(kind, state, course, assignment, learner, folder):
     from nbgrader.auth import Authenticator
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit
-    config = _exchange_config(state)
-    coursedir = CourseDirectory(config=config)
+    settings = _exchange_config(state, course)
+    coursedir = CourseDirectory(config=settings)
     coursedir.assignment_id = assignment
     coursedir.student_id = learner
     cls = ExchangeFetchAssignment if kind == "fetch" else ExchangeSubmit
-    step = cls(coursedir=coursedir, authenticator=Authenticator(config=config), config=config)
+    step = cls(coursedir=coursedir, authenticator=Authenticator(config=settings), config=settings)
     step.assignment_dir = str(folder)
     step.start()
 
 
-def run(output=OUTPUT, size=CLASS_SIZE, jobs=None, quiet=False):
-    """Run the whole loop; return a summary dict (also written to output/summary.json)."""
+def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
+    """Run the whole loop on the course (by default: the one nbgrader's configuration or the
+    current folder names); return a summary dict (also written to output/summary.json)."""
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
     started = time.monotonic()
-    output = Path(output)
+    course = course or folders.current_course()
+    output = Path(output or course.root / OUTPUT)
     if output.exists():
         shutil.rmtree(output)
     state = output / "course"
@@ -166,19 +175,20 @@ def run(output=OUTPUT, size=CLASS_SIZE, jobs=None, quiet=False):
     # account's own doing and collect counts it for the name it bears (autograder.identity).
     (state / "exchange").mkdir(parents=True)
     (state / "exchange").chmod(0o700)
-    learners = sample_class(size)
-    expected = expected_scores(learners)
-    names = assignments()
+    learners = sample_class(size, course)
+    expected = expected_scores(learners, course)
+    names = assignments(course)
 
     say(f"1/6 releasing {', '.join(names)}")
     for assignment in names:
-        instructor.nbgrader("generate_assignment", assignment, "--force",
-                        f"--CourseDirectory.release_directory={state / 'release'}", state=state)
-        instructor.nbgrader("release_assignment", assignment, "--force",
-                        f"--CourseDirectory.release_directory={state / 'release'}", state=state)
+        for step in ("generate_assignment", "release_assignment"):
+            instructor.nbgrader(step, assignment, "--force",
+                                f"--CourseDirectory.release_directory={state / 'release'}",
+                                state=state, cwd=course.root)
 
     from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{state / 'gradebook.db'}", course_id="attention-course") as book:
+    with Gradebook(f"sqlite:///{folders.gradebook_path(state)}",
+                   course_id=course.course_id) as book:
         for number, learner in enumerate(learners, start=1):
             first, last = learner_name(number)
             book.update_or_create_student(learner, first_name=first, last_name=last)
@@ -186,56 +196,58 @@ def run(output=OUTPUT, size=CLASS_SIZE, jobs=None, quiet=False):
     say(f"2/6 {len(learners)} learners fetch, answer and submit")
     for learner, plans in learners.items():
         home = output / "learners" / learner
-        for assignment, plan in plans.items():
-            _exchange("fetch", state, assignment, learner, home)
-            notebook = reference.release_notebook(assignment).name
-            (home / assignment / notebook).write_text(json.dumps(answer_notebook(assignment, plan)))
-            _exchange("submit", state, assignment, learner, home)
+        for name, plan in plans.items():
+            assignment = course.assignment(name)
+            _exchange("fetch", state, course, name, learner, home)
+            (home / name / assignment.release.name).write_text(
+                json.dumps(answer_notebook(assignment, plan)))
+            _exchange("submit", state, course, name, learner, home)
 
     say("3/6 collecting")
     for assignment in names:
-        instructor.nbgrader("collect", assignment, state=state)
+        instructor.nbgrader("collect", assignment, state=state, cwd=course.root)
 
     say("4/6 grading in the sandbox, then recording grades with nbgrader autograde")
     for assignment in names:
-        instructor.autograde(assignment, jobs=jobs, state=state, progress=not quiet)
+        instructor.autograde(course.assignment(assignment), jobs=jobs, state=state,
+                             progress=not quiet)
 
     say("5/6 feedback and export")
     for assignment in names:
-        instructor.nbgrader("generate_feedback", assignment, state=state)
+        instructor.nbgrader("generate_feedback", assignment, state=state, cwd=course.root)
     grades_csv = output / "grades.csv"
-    instructor.nbgrader("export", f"--to={grades_csv}", state=state)
+    instructor.nbgrader("export", f"--to={grades_csv}", state=state, cwd=course.root)
 
     say("6/6 Gradescope results and the instructor report")
-    results = _results(state, learners)
+    results = _results(state, learners, course)
     gradescope_dir = output / "gradescope"
     gradescope_dir.mkdir()
     for learner, per_assignment in results.items():
         (gradescope_dir / f"{learner}.json").write_text(
-            json.dumps(results_json(list(per_assignment.values())), indent=2))
+            json.dumps(gradescope_results(list(per_assignment.values())), indent=2))
     from .report import write_report
-    report = write_report(results, learners, output / "report")
+    report = write_report(results, learners, output / "report", course)
 
     grades = _read_grades(grades_csv)
     summary = {"expected": expected, "grades": grades, "seconds": time.monotonic() - started,
                "report": str(report)}
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
     say("")
-    say(grade_table(learners, grades, expected))
+    say(grade_table(learners, grades, expected, names))
     say(f"\ngrades: {grades_csv}\nfeedback: {state / 'feedback'}\nGradescope: {gradescope_dir}"
         f"\nreport: {report}\n({summary['seconds']:.0f} s)")
     return summary
 
 
-def _results(state, learners):
+def _results(state, learners, course):
     """Each learner's engine results (the cache nbgrader's autograde read them from)."""
     results = {}
-    cache = instructor.cache_dir(state)
+    cache = folders.cache_dir(state)
     for learner, plans in learners.items():
-        for assignment in plans:
-            path = next((state / "submitted" / learner / assignment).glob("*.ipynb"))
-            result, _ = grade.grade_notebook(path, assignment, cache=cache)
-            results.setdefault(learner, {})[assignment] = result
+        for name in plans:
+            path = next((state / "submitted" / learner / name).glob("*.ipynb"))
+            result, _ = grade.grade_notebook(path, course.assignment(name), cache_folder=cache)
+            results.setdefault(learner, {})[name] = result
     return results
 
 
@@ -247,8 +259,7 @@ def _read_grades(path):
     return grades
 
 
-def grade_table(learners, grades, expected):
-    names = assignments()
+def grade_table(learners, grades, expected, names):
     header = f"{'learner':<10} " + " ".join(f"{a:>20}" for a in names) + f" {'total':>7}  submitted"
     lines = [header, "-" * len(header)]
     for learner in sorted(learners):
@@ -262,8 +273,8 @@ def grade_table(learners, grades, expected):
     return "\n".join(lines)
 
 
-def main():
-    summary = run()
+def main(course: Course | None = None) -> int:
+    summary = run(course=course)
     mismatched = [(l, a) for l, per in summary["expected"].items() for a, s in per.items()
                   if abs(summary["grades"].get(l, {}).get(a, -1) - s) > 1e-9]
     if mismatched:

@@ -8,8 +8,9 @@ from pathlib import Path
 from ..engine import catalogue, grade
 
 
-def write_report(results, learners, folder):
-    """``results``: learner -> assignment -> engine result. Returns the report's Markdown path."""
+def write_report(results, learners, folder, course):
+    """``results``: learner -> assignment name -> engine result, of ``course``. Returns the
+    report's Markdown path."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -56,7 +57,7 @@ def write_report(results, learners, folder):
              "![grade histogram](grade-histogram.png)", "", "![pass rates](pass-rates.png)", "",
              "## The three tests learners fail most", ""]
     for assignment, name in hardest:
-        explanation = explaining_mistake(assignment, name)
+        explanation = explaining_mistake(course.assignment(assignment), name)
         lines.append(f"- **{assignment} / {name}**: {seen[(assignment, name)] - passed[(assignment, name)]}"
                      f" of {seen[(assignment, name)]} fail it." +
                      (f" Typical mistake: the learner would *{explanation}*." if explanation else ""))

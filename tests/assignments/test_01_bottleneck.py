@@ -5,6 +5,7 @@ import pytest
 
 from autograder.engine import reference
 from helpers import bottleneck
+from support import COURSE
 
 ASSIGNMENT = "01-bottleneck"
 pytestmark = pytest.mark.parametrize("assignment", [ASSIGNMENT])
@@ -45,7 +46,7 @@ def test_published_numbers(assignment):
 def test_bottleneck_effect_is_robust(assignment):
     """On several seeds: the final state forgets early tokens of long sequences, the state
     written when a token arrived does not."""
-    ns = reference.namespace(assignment)
+    ns = reference.namespace(COURSE.assignment(assignment))
     rnn_encode, fit_readout, recall_accuracy = (ns[k] for k in ("rnn_encode", "fit_readout",
                                                                 "recall_accuracy"))
     V, n_train, n_test, T, d_h = 8, 500, 300, 32, 32

@@ -12,12 +12,13 @@ import pytest
 from autograder.engine import reference
 from helpers.checks import CheckFailed
 from helpers.qkv import WORD_DIM, call_cleanly, toy_regression, true_function, word_vector, word_vectors
+from support import COURSE
 
 pytestmark = pytest.mark.parametrize("assignment", ["03-qkv"])
 
 
 def markdown(assignment):
-    notebook = json.loads(reference.solution_notebook(assignment).read_text(encoding="utf-8"))
+    notebook = json.loads(COURSE.assignment(assignment).solution.read_text(encoding="utf-8"))
     return "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
 
 
@@ -54,7 +55,7 @@ def test_call_cleanly_flags_warnings_mutation_and_prints_but_not_underflow(assig
 
 
 def test_given_softmax_is_stable_and_silent(assignment):
-    softmax = reference.namespace(assignment)["softmax"]
+    softmax = reference.namespace(COURSE.assignment(assignment))["softmax"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with np.errstate(all="raise", under="ignore"):
@@ -65,7 +66,7 @@ def test_given_softmax_is_stable_and_silent(assignment):
 
 def test_attention_rows_are_soft_lookups_and_nadaraya_watson_is_one(assignment):
     """The two identities the notebook measures hold for the reference solution."""
-    ns = reference.namespace(assignment)
+    ns = reference.namespace(COURSE.assignment(assignment))
     rng = np.random.default_rng(1)
     Q, K, V = rng.normal(size=(4, 9)), rng.normal(size=(6, 9)), rng.normal(size=(6, 2))
     out, _ = ns["scaled_dot_product_attention"](Q, K, V)
@@ -81,7 +82,7 @@ def test_attention_rows_are_soft_lookups_and_nadaraya_watson_is_one(assignment):
 
 def test_temperature_limits_the_notebook_states(assignment):
     """Soft lookup tends to the hard lookup as T -> 0 and to the mean as T -> infinity."""
-    ns = reference.namespace(assignment)
+    ns = reference.namespace(COURSE.assignment(assignment))
     rng = np.random.default_rng(2)
     q, K, V = rng.normal(size=5), rng.normal(size=(8, 5)), rng.normal(size=(8, 3))
     assert np.allclose(ns["soft_lookup"](q, K, V, 1e-4), ns["hard_lookup"](q, K, V))

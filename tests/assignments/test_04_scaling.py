@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from autograder.engine import reference
-from support import suite_module
+from support import COURSE, suite_module
 
 ASSIGNMENT = "04-scaling"
 ID = [ASSIGNMENT]  # test ids carry the assignment, so `-k 04-scaling` selects them
@@ -53,7 +53,7 @@ def test_standard_error_of_the_score_variance(assignment):
 @pytest.mark.parametrize("assignment", ID)
 def test_visible_check_quotes_the_suite_numbers(assignment):
     """The notebook's table of expected sweep values agrees with the suite's simulation."""
-    notebook = json.loads(reference.solution_notebook(assignment).read_text(encoding="utf-8"))
+    notebook = json.loads(COURSE.assignment(assignment).solution.read_text(encoding="utf-8"))
     cell = next(c for c in notebook["cells"]
                 if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "check_saturation_sweep")
     tree = ast.parse("".join(cell["source"]))
@@ -76,7 +76,7 @@ def test_figures_build(assignment):
     import matplotlib.pyplot as plt
     from helpers import scaling
 
-    namespace = reference.namespace(assignment)
+    namespace = reference.namespace(COURSE.assignment(assignment))
     rows = [namespace["softmax"](np.array([2.0, 1.0, 0.0, -1.0])),
             namespace["softmax"](np.array([40.0, 1.0, 0.0, -1.0]))]
     jacobians = [namespace["softmax_jacobian"](r) for r in rows]

@@ -22,6 +22,7 @@ torch = pytest.importorskip(
 F = torch.nn.functional
 
 from autograder.engine import reference  # noqa: E402
+from support import COURSE
 
 ASSIGNMENT = "06-multi-head"
 TOL = dict(rtol=1e-6, atol=1e-6)
@@ -94,7 +95,7 @@ def test_given_sdpa_matches_torch(ns):
 def test_qkv_reference_sdpa_matches_torch(ns):
     """The 03-qkv reference solution equals torch's (skipped until 03-qkv exists)."""
     try:
-        qkv = reference.namespace("03-qkv")
+        qkv = reference.namespace(COURSE.assignment("03-qkv"))
     except LookupError:
         pytest.skip("solutions/03-qkv has no solution notebook yet, so there is no 03 reference "
                     "scaled_dot_product_attention to cross-check")

@@ -8,6 +8,7 @@ import pytest
 
 from autograder.engine import reference
 from helpers import explain
+from support import COURSE
 
 ASSIGNMENT = "07-explanations"
 pytestmark = pytest.mark.parametrize("assignment", [ASSIGNMENT])
@@ -54,7 +55,7 @@ def test_suite_classifier_is_the_notebook_classifier(assignment):
 
 
 def test_toy_data_shows_what_the_notebook_says(assignment):
-    ns = reference.namespace(assignment)
+    ns = reference.namespace(COURSE.assignment(assignment))
     model = explain.toy_model()
     tokens = "the film was great . avoid .".split()
     x = explain.embed(tokens)
@@ -75,7 +76,7 @@ def test_toy_data_shows_what_the_notebook_says(assignment):
 
 @pytest.mark.parametrize("T, d_v", [(6, 1), (9, 2), (12, 4), (20, 3)])
 def test_reference_equivalent_attention_reaches_a_corner(assignment, T, d_v):
-    equivalent = reference.namespace(assignment)["equivalent_attention"]
+    equivalent = reference.namespace(COURSE.assignment(assignment))["equivalent_attention"]
     rng = np.random.default_rng(T * 10 + d_v)
     weights = rng.dirichlet(np.ones(T), size=5)
     V = rng.normal(size=(T, d_v))

@@ -14,6 +14,7 @@ import pytest
 from autograder.engine import catalogue, grade, reference
 from autograder.engine.testing import central_differences as central
 from helpers import recall
+from support import COURSE
 
 ASSIGNMENT = "08-learning-to-attend"
 # Every test carries the assignment id so that `pytest -k 08-learning-to-attend` selects it.
@@ -21,8 +22,8 @@ pytestmark = pytest.mark.parametrize("assignment", [ASSIGNMENT])
 
 
 def graded_pair(assignment, source):
-    namespace = catalogue.with_source(reference.namespace(assignment), source)
-    return grade.grade_local(assignment, namespace)
+    namespace = catalogue.with_source(reference.namespace(COURSE.assignment(assignment)), source)
+    return grade.grade_local(COURSE.assignment(assignment), namespace)
 
 
 def feedback(result, exercise=None):
@@ -122,7 +123,7 @@ def attention_backward(d_output, cache):
 
 
 def test_a_wrong_softmax_backward_is_named_in_attention_backward_feedback(assignment):
-    namespace = catalogue.with_source(reference.namespace(assignment), '''
+    namespace = catalogue.with_source(reference.namespace(COURSE.assignment(assignment)), '''
 def softmax_backward(p, d_p):
     return p * (d_p - np.sum(d_p, axis=-1, keepdims=True))
 
@@ -131,7 +132,7 @@ def attention_backward(d_output, cache):
     d_scores = softmax_backward(weights, d_output @ np.swapaxes(V, -1, -2)) / np.sqrt(Q.shape[-1])
     return d_scores @ K, np.swapaxes(d_scores, -1, -2) @ Q, np.swapaxes(weights, -1, -2) @ d_output
 ''')
-    result = grade.grade_local(assignment, namespace)
+    result = grade.grade_local(COURSE.assignment(assignment), namespace)
     assert "softmax_backward that would subtract the plain sum" in feedback(result, "attention_backward")
 
 
@@ -140,7 +141,7 @@ def rel_error(a, b):
 
 
 def test_trusted_gradients_pass_a_gradient_check(assignment):
-    ref = reference.namespace(assignment)
+    ref = reference.namespace(COURSE.assignment(assignment))
     rng = np.random.default_rng(0)
     Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3))
     G = rng.normal(size=(2, 3, 3))
@@ -185,7 +186,7 @@ def test_recall_features_and_cross_entropy(assignment):
 
 
 def test_reference_model_learns_recall_quickly(assignment):
-    ref = reference.namespace(assignment)
+    ref = reference.namespace(COURSE.assignment(assignment))
     rng = np.random.default_rng(0)
     params = recall.init_params(rng)
     optimizer = recall.Adam(params, lr=0.01)
@@ -218,7 +219,7 @@ def solution_run():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    notebook = json.loads(reference.solution_notebook(ASSIGNMENT).read_text(encoding="utf-8"))
+    notebook = json.loads(COURSE.assignment(ASSIGNMENT).solution.read_text(encoding="utf-8"))
     namespace = {"__name__": "solution_run"}
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] == "code":

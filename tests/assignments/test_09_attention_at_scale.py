@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from autograder.engine import reference
-from support import REPO, suite_module
+from support import COURSE, REPO, suite_module
 
 matplotlib.use("Agg")
 
@@ -66,7 +66,7 @@ def test_trusted_references_match_the_definition(assignment):
 
 @pytest.mark.parametrize("assignment", ID)
 def test_peak_memory_measures_numpy_allocations(assignment):
-    ns = reference.namespace(assignment)
+    ns = reference.namespace(COURSE.assignment(assignment))
     peak_memory, run_time = ns["peak_memory"], ns["run_time"]
 
     def allocate():
@@ -92,7 +92,7 @@ def test_run_time_is_a_median_per_call(assignment):
     """Short calls are timed in rounds long enough to measure, and one slow round does not move
     the result: the curves of Part 3 must not kink from the machine's other work."""
     import time
-    run_time = reference.namespace(assignment)["run_time"]
+    run_time = reference.namespace(COURSE.assignment(assignment))["run_time"]
     calls = []
 
     def short():
@@ -113,7 +113,7 @@ def test_run_time_is_a_median_per_call(assignment):
 def test_memory_threshold_has_margins(assignment):
     """The reference sits far below the hidden threshold and naive attention far above it."""
     suite = suite_module(ASSIGNMENT)
-    ns = reference.namespace(assignment)
+    ns = reference.namespace(COURSE.assignment(assignment))
     for masked in (False, True):
         Q, K, V, mask = suite.memory_problem(masked)
         full = 8 * Q.shape[0] * K.shape[0]
@@ -128,7 +128,7 @@ def test_memory_threshold_has_margins(assignment):
 
 @pytest.mark.parametrize("assignment", ID)
 def test_visible_check_uses_the_hidden_threshold(assignment):
-    cells = json.loads(reference.solution_notebook(assignment).read_text())["cells"]
+    cells = json.loads(COURSE.assignment(assignment).solution.read_text())["cells"]
     check = next("".join(c["source"]) for c in cells
                  if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
                  == "check_blockwise_attention")

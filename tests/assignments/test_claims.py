@@ -19,7 +19,7 @@ import pytest
 
 import claims
 from autograder.engine import reference
-from support import ASSIGNMENTS, cell_source as source, solution_cells as notebook_cells
+from support import ASSIGNMENTS, COURSE, cell_source as source, solution_cells as notebook_cells
 
 WITH_CLAIMS = [a for a in ASSIGNMENTS if claims.load(a) is not None]
 SEED_LINE = re.compile(r"^SEED = 0[ \t]*$", re.M)
@@ -200,7 +200,7 @@ def executed_values(assignment, seed, setting, expressions, monkeypatch):
     raised, as text)."""
     import nbformat
     from nbclient import NotebookClient
-    path = reference.solution_notebook(assignment)
+    path = COURSE.assignment(assignment).solution
     notebook = nbformat.read(path, as_version=4)
     if seed != 0:
         replace_line(notebook, SEED_LINE, f"SEED = {seed}", "`SEED = 0`")

@@ -5,6 +5,7 @@ import pytest
 from helpers import grammar
 
 from autograder.engine import reference
+from support import COURSE
 
 ASSIGNMENT = "05-self-attention"
 SEEDS = [0, 1, 2, 3]
@@ -87,7 +88,7 @@ def test_score_weights_checks_shapes():
 def test_reference_design_meets_the_requirements_with_margin(seed):
     """The hidden suite asks for accuracy 1 and >= 0.5 weight on the subject (<= 25 words):
     the reference meets both on fresh seeds, deeper nesting and unseen nouns, with room."""
-    W_q, W_k = reference.namespace(ASSIGNMENT)["subject_verb_weights"]()
+    W_q, W_k = reference.namespace(COURSE.assignment(ASSIGNMENT))["subject_verb_weights"]()
     nouns = (("otter", "otters"), ("wren", "wrens"), ("judge", "judges"))
     rng = np.random.default_rng(1000 + seed)
     sentences = (grammar.generate_sentences(rng, 100, max_depth=3, p_modifier=0.95)

@@ -10,7 +10,7 @@ import pytest
 
 from autograder.engine import catalogue, reference
 from helpers import checks, plots
-from support import write_notebook
+from support import COURSE, write_notebook
 
 
 def test_expect_close_names_a_matching_mistake():
@@ -138,16 +138,16 @@ def self_check(path):
 @pytest.mark.slow
 def test_self_check_passes_a_solution_and_fails_a_mistake(tmp_path):
     assignment = "00-getting-started"
-    good = write_notebook(tmp_path / "good" / "getting-started.ipynb", catalogue.filled_notebook(assignment))
+    good = write_notebook(tmp_path / "good" / "getting-started.ipynb", catalogue.filled_notebook(COURSE.assignment(assignment)))
     run = self_check(good)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "row_normalize" in run.stdout and "PASS" in run.stdout
-    mutant = catalogue.mutants(assignment, "row_normalize")[0]
+    mutant = catalogue.mutants(COURSE.assignment(assignment), "row_normalize")[0]
     bad = write_notebook(tmp_path / "bad" / "getting-started.ipynb", catalogue.notebook_with(mutant))
     run = self_check(bad)
     assert run.returncode == 1
     assert "FAIL" in run.stdout and "This is what you get when you" in run.stdout
-    blank = self_check(reference.release_notebook(assignment))
+    blank = self_check(COURSE.assignment(assignment).release)
     assert blank.returncode == 1 and "not implemented yet" in blank.stdout
     assert "NotImplementedError:" not in blank.stdout and not re.search(r"cell \d", blank.stdout)
 
@@ -156,13 +156,13 @@ def test_self_check_passes_a_solution_and_fails_a_mistake(tmp_path):
 def test_self_check_and_nbgrader_validate_give_the_same_verdict(tmp_path):
     assignment = "00-getting-started"
     validate = str(Path(sys.executable).parent / "nbgrader")
-    unanswered = catalogue.filled_notebook(assignment)        # right code, written answer left empty
-    released = json.loads(reference.release_notebook(assignment).read_text())
+    unanswered = catalogue.filled_notebook(COURSE.assignment(assignment))        # right code, written answer left empty
+    released = json.loads(COURSE.assignment(assignment).release.read_text())
     for cell, blank in zip(unanswered["cells"], released["cells"]):
         if cell["cell_type"] == "markdown" and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
             cell["source"] = blank["source"]
-    cases = {"good": catalogue.filled_notebook(assignment),
-             "bad": catalogue.notebook_with(catalogue.mutants(assignment, "row_normalize")[0]),
+    cases = {"good": catalogue.filled_notebook(COURSE.assignment(assignment)),
+             "bad": catalogue.notebook_with(catalogue.mutants(COURSE.assignment(assignment), "row_normalize")[0]),
              "unanswered": unanswered}
     for name, notebook in cases.items():
         path = write_notebook(tmp_path / name / "getting-started.ipynb", notebook)

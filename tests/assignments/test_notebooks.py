@@ -13,8 +13,8 @@ import pytest
 
 from autograder.course import instructor
 from autograder.engine import grade, reference
-from autograder.course.nbgrader_plugin import CHECK_PREFIX
-from support import ASSIGNMENTS, REPO, cell_source as source
+from autograder.engine.notebook import CHECK_PREFIX
+from support import ASSIGNMENTS, COURSE, REPO, cell_source as source
 
 MARKERS = re.compile(r"BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS|END HIDDEN TESTS")
 
@@ -58,11 +58,11 @@ def test_notebooks_are_committed_without_outputs(folder):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_learner_notebook_has_no_solution_or_hidden_tests(assignment):
-    path = reference.release_notebook(assignment)
+    path = COURSE.assignment(assignment).release
     text = path.read_text(encoding="utf-8")
     assert not MARKERS.search(text)
     hidden = set()
-    for cell in cells(reference.solution_notebook(assignment)):
+    for cell in cells(COURSE.assignment(assignment).solution):
         inside = False
         for line in "".join(cell["source"]).splitlines():
             if "### END SOLUTION" in line:
@@ -82,8 +82,8 @@ def test_learner_notebook_has_no_solution_or_hidden_tests(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_each_graded_function_has_one_answer_cell_and_one_check_worth_its_tests(assignment):
-    result = grade.grade_local(assignment, reference.namespace(assignment))
-    notebook = cells(reference.solution_notebook(assignment))
+    result = grade.grade_local(COURSE.assignment(assignment), reference.namespace(COURSE.assignment(assignment)))
+    notebook = cells(COURSE.assignment(assignment).solution)
     answers = [nbgrader_meta(c)["grade_id"] for c in notebook
                if nbgrader_meta(c).get("solution") and c["cell_type"] == "code"]
     checks = {nbgrader_meta(c)["grade_id"][len(CHECK_PREFIX):]: nbgrader_meta(c)["points"]
@@ -99,7 +99,7 @@ def test_each_graded_function_has_one_answer_cell_and_one_check_worth_its_tests(
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_notebook_has_goals_recap_and_references(assignment):
-    text = "\n".join("".join(c["source"]) for c in cells(reference.solution_notebook(assignment))
+    text = "\n".join("".join(c["source"]) for c in cells(COURSE.assignment(assignment).solution)
                      if c["cell_type"] == "markdown")
     assert re.search(r"learning goals", text, re.I)
     assert re.search(r"^## Recap", text, re.M)
@@ -119,7 +119,7 @@ BLANK = "____"
 
 def graded_functions(assignment):
     """(name, the markdown between the previous code cell and its answer cell, definition line)."""
-    notebook = cells(reference.solution_notebook(assignment))
+    notebook = cells(COURSE.assignment(assignment).solution)
     found = []
     for index, cell in enumerate(notebook):
         meta = nbgrader_meta(cell)
@@ -162,7 +162,7 @@ def given_sources(assignment):
     """The code a visible check runs after: the notebook's given code (locked and setup cells), the
     reference answers, the imports of the checks, and the few experiment cells that define a name a
     check reads (the toy model of notebook 07)."""
-    notebook = cells(reference.solution_notebook(assignment))
+    notebook = cells(COURSE.assignment(assignment).solution)
     checks = [source(c) for c in notebook if nbgrader_meta(c).get("grade")
               and not nbgrader_meta(c).get("solution") and c["cell_type"] == "code"]
     read = {n.id for text in checks for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
@@ -215,7 +215,7 @@ def works(assignment, name, definition, body):
         compile(candidate, "<hint>", "exec")
     except SyntaxError:
         return False
-    check_cell = next(source(c) for c in cells(reference.solution_notebook(assignment))
+    check_cell = next(source(c) for c in cells(COURSE.assignment(assignment).solution)
                       if nbgrader_meta(c).get("grade_id") == f"{CHECK_PREFIX}{name}")
     try:    # a quick first filter: the visible check
         with contextlib.redirect_stdout(io.StringIO()), np.errstate(all="ignore"):
@@ -228,8 +228,8 @@ def works(assignment, name, definition, body):
         # the check reads a name the notebook defines in an experiment: the hidden suite decides
     except Exception:
         return False
-    namespace = catalogue.with_source(reference.namespace(assignment), candidate)
-    result = grade.grade_local(assignment, namespace).exercises[name]
+    namespace = catalogue.with_source(reference.namespace(COURSE.assignment(assignment)), candidate)
+    result = grade.grade_local(COURSE.assignment(assignment), namespace).exercises[name]
     return result["score"] == result["max_score"]
 
 
@@ -280,7 +280,7 @@ def code_lines(text):
 
 
 def solution_lines(assignment, name):
-    cell = next(c for c in cells(reference.solution_notebook(assignment))
+    cell = next(c for c in cells(COURSE.assignment(assignment).solution)
                 if nbgrader_meta(c).get("grade_id") == name and nbgrader_meta(c).get("solution"))
     text = source(cell).split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
     return [code for _, code in code_lines(text)]
@@ -361,7 +361,7 @@ def test_filling_a_skeleton_takes_the_solutions_text():
 
 @pytest.mark.parametrize("assignment", TEACHING)
 def test_every_prediction_is_written_down_and_compared(assignment):
-    notebook = cells(reference.solution_notebook(assignment))
+    notebook = cells(COURSE.assignment(assignment).solution)
     prompts = [i for i, c in enumerate(notebook)
                if c["cell_type"] == "markdown" and "**Predict, then run" in source(c)
                and not re.search("before most experiments", source(c), re.I)]
@@ -379,7 +379,7 @@ def test_every_prediction_is_written_down_and_compared(assignment):
 
 @pytest.mark.parametrize("assignment", TEACHING)
 def test_written_questions_are_graded_by_hand(assignment):
-    notebook = cells(reference.solution_notebook(assignment))
+    notebook = cells(COURSE.assignment(assignment).solution)
     answers = [(i, c) for i, c in enumerate(notebook) if nbgrader_meta(c).get("solution")
                and c["cell_type"] == "markdown"]
     assert 1 <= len(answers) <= 3, f"{len(answers)} written questions"

@@ -19,12 +19,13 @@ from pathlib import Path
 import pytest
 
 from autograder.course import gradescope
-from autograder.engine import catalogue, reference
+from autograder.engine import catalogue, grade, reference
+from autograder.engine.result import gradescope_results
 from autograder.sandbox import confinement
-from support import ASSIGNMENTS, REPO, interpreter_open_to_others, write_notebook
+from support import ASSIGNMENTS, COURSE, REPO, interpreter_open_to_others, write_notebook
 
 ASSIGNMENT = "00-getting-started"
-NOTEBOOK = reference.release_notebook(ASSIGNMENT).name
+NOTEBOOK = COURSE.assignment(ASSIGNMENT).release.name
 
 # Gradescope's results.json (autograder_samples, docs/specs.md): the keys it reads.
 TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format",
@@ -65,23 +66,37 @@ def check_specification(payload):
     assert abs(sum(scored) - payload["score"]) < 1e-9 or not scored
 
 
+ENGINE_FILES = {f"autograder/{p.relative_to(REPO / 'autograder')}"
+                for p in (REPO / "autograder").rglob("*.py")
+                if p.parent.name in ("engine", "sandbox")}
+ENGINE_FILES |= {"autograder/__init__.py", "autograder/kit.py", "autograder/course/__init__.py",
+                 "autograder/course/gradescope.py"}  # the runner inside Gradescope's container
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_each_zip_is_reproducible_and_holds_only_what_grading_needs(assignment, tmp_path):
-    first = gradescope.build(assignment, tmp_path / "a.zip")
-    second = gradescope.build(assignment, tmp_path / "b.zip")
+    found = COURSE.assignment(assignment)
+    first = gradescope.build(found, tmp_path / "a.zip")
+    second = gradescope.build(found, tmp_path / "b.zip")
     assert first.read_bytes() == second.read_bytes()
     with zipfile.ZipFile(first) as archive:
         names = archive.namelist()
-        assert {"setup.sh", "run_autograder", "requirements.lock", "settings.json"} <= set(names)
         assert archive.getinfo("run_autograder").external_attr >> 16 & 0o111
-        assert not [n for n in names if n.startswith(("tests/", "docs/", ".git"))]
-        suites = {n.split("/")[2] for n in names if n.startswith("autograder/suites/") and
-                  n.count("/") > 2}
-        assert suites == {assignment}
-        solution = json.loads(archive.read(
-            f"solutions/{assignment}/{reference.solution_notebook(assignment).name}"))
+        # Listed in full: the engine and sandbox layers with the runner (no nbgrader module, no
+        # tool: benchmark, demo, report), the learners' package, this assignment's suite and
+        # mutants (no alternatives), its reference definitions and its release.
+        suite = {f"suites/{assignment}/{p.relative_to(found.suite)}"
+                 for p in found.suite.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                 and p.name != "alternatives.py"}
+        learner = {f"learner/helpers/{p.name}" for p in (REPO / "src" / "helpers").glob("*.py")}
+        assert set(names) == {"setup.sh", "run_autograder", "requirements.lock", "settings.json",
+                              *ENGINE_FILES, *learner, *suite,
+                              f"solutions/{assignment}/{found.solution.name}",
+                              f"notebooks/{assignment}/{found.release.name}"}, sorted(names)
+        assert f"suites/{assignment}/mutants.py" in names
+        solution = json.loads(archive.read(f"solutions/{assignment}/{found.solution.name}"))
         assert all(c["cell_type"] == "code" for c in solution["cells"])
-        written = [c for c in json.loads(reference.solution_notebook(assignment).read_text())["cells"]
+        written = [c for c in json.loads(found.solution.read_text())["cells"]
                    if c["cell_type"] == "markdown" and c.get("metadata", {}).get("nbgrader", {})
                    .get("solution")]
         text = b"".join(archive.read(n) for n in names).decode("utf-8", "replace")
@@ -89,39 +104,45 @@ def test_each_zip_is_reproducible_and_holds_only_what_grading_needs(assignment, 
             answer = "".join(cell["source"]).split("### BEGIN SOLUTION")[-1]
             assert answer.split("### END SOLUTION")[0].strip()[:80] not in text
         archive.extractall(tmp_path / "source")
-    # The unpacked zip alone grades the reference with full marks (suite, catalogue, reference).
-    script = ("import json, sys\nfrom autograder import grade, reference\n"
-              f"r = grade.grade_local({assignment!r}, reference.namespace({assignment!r}))\n"
-              "print(json.dumps([r.score, r.max_score, reference.REPO.as_posix()]))")
+    # The unpacked zip alone grades the reference with full marks (its engine, suite, catalogue
+    # and reference), in the course layout its settings name.
+    script = ("import json, autograder\nfrom autograder.engine import grade, reference\n"
+              "from autograder.engine.assignment import Course\n"
+              "course = Course.from_root('.', **json.load(open('settings.json'))['course'])\n"
+              f"found = course.assignment({assignment!r})\n"
+              "r = grade.grade_local(found, reference.namespace(found))\n"
+              "print(json.dumps([r.score, r.max_score, course.root.as_posix(), "
+              "autograder.__file__]))")
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "source", text=True,
                           capture_output=True, env={**os.environ,
                                                     "PYTHONPATH": str(tmp_path / "source")},
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    score, maximum, repo = json.loads(done.stdout.splitlines()[-1])
-    assert repo == (tmp_path / "source").as_posix()
+    score, maximum, root, engine = json.loads(done.stdout.splitlines()[-1])
+    assert root == (tmp_path / "source").as_posix()
+    assert Path(engine).is_relative_to(tmp_path / "source")
     assert score == maximum > 0
 
 
 def test_results_json_follows_the_specification_and_the_chosen_visibility():
-    from autograder.engine import grade
-    result = grade.grade_local(ASSIGNMENT, reference.namespace(ASSIGNMENT))
+    found = COURSE.assignment(ASSIGNMENT)
+    result = grade.grade_local(found, reference.namespace(found))
     result.checks = {"row_normalize": {"status": "passed", "message": "the visible checks pass"}}
     result.errors = ["cell 3: NameError: name 'x' is not defined"]
     for visibility in sorted(VISIBILITY):
-        payload = gradescope.results_json([result], visibility, execution_time=12.3)
+        payload = gradescope_results([result], visibility, execution_time=12.3)
         check_specification(payload)
         hidden = [t for t in payload["tests"] if "score" in t]
         assert hidden and all(t["visibility"] == visibility for t in hidden)
         assert all(t["visibility"] == "visible" for t in payload["tests"] if "score" not in t)
         assert payload["score"] == result.score
     with pytest.raises(ValueError):
-        gradescope.results_json([result], "sometimes")
+        gradescope_results([result], "sometimes")
     check_specification(gradescope.failure_json("Upload the notebook."))
 
 
 def test_setup_sh_resolves_every_package_it_installs_without_installing(tmp_path):
-    zipped = gradescope.build(ASSIGNMENT, tmp_path / "autograder.zip")
+    zipped = gradescope.build(COURSE.assignment(ASSIGNMENT), tmp_path / "autograder.zip")
     with zipfile.ZipFile(zipped) as archive:
         archive.extractall(tmp_path / "source")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
@@ -161,21 +182,20 @@ else:
 def cases(tmp_path):
     """name -> (what the learner uploads: a notebook file or a folder, expected score)."""
     folder = tmp_path / "uploads"
-    from autograder.engine import grade
-    mutant = next(m for m in catalogue.mutants(ASSIGNMENT, "row_normalize")
-                  if 0 < grade.grade_local(ASSIGNMENT, m.namespace()).score < 8)
-    attack = catalogue.filled_notebook(ASSIGNMENT, {"row_normalize": ATTACK})
+    found = COURSE.assignment(ASSIGNMENT)
+    mutant = next(m for m in catalogue.mutants(found, "row_normalize")
+                  if 0 < grade.grade_local(found, m.namespace()).score < 8)
+    attack = catalogue.filled_notebook(found, {"row_normalize": ATTACK})
     uploads = {
         "perfect": (write_notebook(folder / "perfect" / NOTEBOOK,
-                                   catalogue.filled_notebook(ASSIGNMENT)), "grade"),
+                                   catalogue.filled_notebook(found)), "grade"),
         "blank": (write_notebook(folder / "blank" / NOTEBOOK,
-                                 json.loads(reference.release_notebook(ASSIGNMENT).read_text())),
-                  "grade"),
+                                 json.loads(found.release.read_text())), "grade"),
         "mistake": (write_notebook(folder / "mistake" / NOTEBOOK, catalogue.notebook_with(mutant)),
                     "grade"),
         "damaged": (folder / "damaged" / NOTEBOOK, "grade"),
         "another name": (write_notebook(folder / "renamed" / "my work (1).ipynb",
-                                        catalogue.filled_notebook(ASSIGNMENT)), "grade"),
+                                        catalogue.filled_notebook(found)), "grade"),
         "another assignment": (folder / "other", 0.0),
         "not a notebook": (folder / "text", 0.0),
         "attack": (write_notebook(folder / "attack" / NOTEBOOK, attack), 0.0),
@@ -183,8 +203,8 @@ def cases(tmp_path):
     (folder / "damaged").mkdir(parents=True)
     (folder / "damaged" / NOTEBOOK).write_bytes(b'{"cells": [{"cell_type": "code", "sou')
     other = "02-scoring" if "02-scoring" in ASSIGNMENTS else ASSIGNMENTS[-1]
-    write_notebook(folder / "other" / reference.release_notebook(other).name,
-                   catalogue.filled_notebook(other))
+    write_notebook(folder / "other" / COURSE.assignment(other).release.name,
+                   catalogue.filled_notebook(COURSE.assignment(other)))
     (folder / "text").mkdir()
     (folder / "text" / "answers.py").write_text("def row_normalize(X): return X\n")
     return uploads
@@ -204,7 +224,7 @@ def gradescope_root():
 @pytest.mark.slow
 @pytest.mark.xdist_group("users")
 def test_the_zip_grades_every_case_in_gradescopes_layout(tmp_path, gradescope_root):
-    zipped = gradescope.build(ASSIGNMENT, tmp_path / "autograder.zip")
+    zipped = gradescope.build(COURSE.assignment(ASSIGNMENT), tmp_path / "autograder.zip")
     uploads = cases(tmp_path)
     gradable = {name: path for name, (path, expected) in uploads.items() if expected == "grade"}
     out = tmp_path / "cli.json"

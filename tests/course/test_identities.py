@@ -29,14 +29,16 @@ from autograder.course import config, exchange, formats, identity, instructor, s
 from autograder.engine import catalogue, reference
 from autograder.course.nbgrader_plugin import feedback_markdown
 from autograder.engine import result as results
-from support import BIN, REPO, needs_root_and_users, run_as, write_notebook
+from autograder.engine.options import Options
+from support import (ASSIGNMENTS, BIN, COURSE, REPO, needs_root_and_users, run_as,
+                     write_notebook)
 from test_adversarial import (ASSIGNMENT, FULL, SOLUTION_FILE, base, listener,  # noqa: F401
                               with_answer, with_extra_cell)
 from test_classroom import people  # noqa: F401  (real OS accounts: instructor, alice, bob, carol)
 from test_nbgrader import gradebook
 
 NOTEBOOK = SOLUTION_FILE.name
-COURSE = "attention-course"
+COURSE_ID = "attention-course"
 
 
 def stamp(when):
@@ -89,9 +91,9 @@ def top():
 
 
 def test_an_exchange_is_private_only_when_no_other_account_can_write_into_it(top):
-    inbound = top / "exchange" / COURSE / "inbound"
+    inbound = top / "exchange" / COURSE_ID / "inbound"
     inbound.mkdir(parents=True)
-    for folder in (top / "exchange", top / "exchange" / COURSE):
+    for folder in (top / "exchange", top / "exchange" / COURSE_ID):
         folder.chmod(0o755)
     inbound.chmod(0o2733)  # as nbgrader release_assignment makes it
     assert identity.others_can_write(inbound), "others may write into a 2733 inbound"
@@ -106,7 +108,7 @@ def test_an_exchange_is_private_only_when_no_other_account_can_write_into_it(top
     (top / "exchange").chmod(0o1777)  # ... not with the sticky bit
     assert not identity.others_can_write(inbound)
     if os.geteuid() == 0:
-        os.chown(top / "exchange" / COURSE, 65534, 65534)  # a folder on the way is another's
+        os.chown(top / "exchange" / COURSE_ID, 65534, 65534)  # a folder on the way is another's
         assert identity.others_can_write(inbound)
 
 
@@ -122,7 +124,7 @@ def hostile_gradebook(state):
     from nbgrader.api import Gradebook
     students = {"alice": ("Ann, \"the\" first", "O'Neil"), FORGED: ("Eve", "E"),
                 "z\nq": ("line\nbreak", "x"), "plain": ("P", "Q")}
-    with Gradebook(f"sqlite:///{state / 'gradebook.db'}", course_id=COURSE) as book:
+    with Gradebook(f"sqlite:///{state / 'gradebook.db'}", course_id=COURSE_ID) as book:
         book.add_assignment("02-scoring", duedate="2026-01-31 23:59:00")
         for student, (first, last) in students.items():
             book.add_student(student, first_name=first, last_name=last)
@@ -173,7 +175,7 @@ def test_the_engines_csv_and_table_quote_learner_folder_names(tmp_path):
 # ------------------------------------------------------------------ collect in a private exchange
 
 def inbound_of(exchange_root):
-    return exchange_root / COURSE / "inbound"
+    return exchange_root / COURSE_ID / "inbound"
 
 
 def plant(inbound, folder, notebook, timestamp=True, owner=None):
@@ -190,7 +192,7 @@ def plant(inbound, folder, notebook, timestamp=True, owner=None):
 
 def collect(state, exchange_root, *extra, check=True):
     done = instructor.nbgrader("collect", ASSIGNMENT, f"--Exchange.root={exchange_root}",
-                           f"--CourseDirectory.course_id={COURSE}", *extra, state=state,
+                           f"--CourseDirectory.course_id={COURSE_ID}", *extra, state=state,
                            check=check)
     return done.stdout + done.stderr
 
@@ -236,7 +238,7 @@ def test_a_private_exchange_counts_its_owners_folders_for_any_name_a_shared_one_
     assert "learner02" in log and "belongs to nobody, not root" in log
 
     shutil.rmtree(state / "submitted")
-    for folder in (root, root / COURSE):
+    for folder in (root, root / COURSE_ID):
         folder.chmod(0o755)
     inbound.chmod(0o2733)
     log = collect(state, root)
@@ -256,7 +258,7 @@ def test_one_bad_folder_never_stops_collect(release, private_exchange):
     now = utcnow() - datetime.timedelta(minutes=5)
     honest = plant(inbound, f"alice+{ASSIGNMENT}+{stamp(now - datetime.timedelta(hours=1))}",
                    base())
-    blank = json.loads(reference.release_notebook(ASSIGNMENT).read_text())
+    blank = json.loads(COURSE.assignment(ASSIGNMENT).release.read_text())
     bad = {
         f"alice+{ASSIGNMENT}+{stamp(now + datetime.timedelta(days=365 * 70))}": "in the future",
         f"alice+{ASSIGNMENT}+{stamp(now + datetime.timedelta(minutes=30))}": "in the future",
@@ -283,7 +285,7 @@ def test_one_bad_folder_never_stops_collect(release, private_exchange):
     for folder, words in bad.items():
         assert words in refused[folder], (folder, refused[folder])
     assert "\x1b" not in log and "alice\n+" not in log  # shown escaped, in the log too
-    lines = instructor.refusals(ASSIGNMENT, state)
+    lines = instructor.refusals(COURSE.assignment(ASSIGNMENT), state)
     assert len(lines) == len(bad) and all(line.isprintable() for line in lines)
 
     # a folder without timestamp.txt gets the (checked) time of its name
@@ -310,7 +312,7 @@ def test_the_owner_is_checked_again_on_each_file_as_it_is_copied(release, privat
     monkeypatch.setattr(exchange, "find_problem", lambda *args, **kwargs: None)  # as if checked
     settings = Config()
     config.configure(settings, REPO)
-    settings.CourseDirectory.course_id = COURSE
+    settings.CourseDirectory.course_id = COURSE_ID
     settings.Exchange.root = str(root)
     coursedir = CourseDirectory(config=settings)
     coursedir.assignment_id = ASSIGNMENT
@@ -371,7 +373,7 @@ def test_another_account_cannot_hand_in_work_as_a_learner_through_a_shared_excha
         def instructor(*args, check=True):
             return run_as(teacher, homes["instructor"], *args, cwd=REPO, check=check,
                           env={"ATTENTION_COURSE_STATE": str(state)})
-    flags = [f"--Exchange.root={exchange_root}", f"--CourseDirectory.course_id={COURSE}"]
+    flags = [f"--Exchange.root={exchange_root}", f"--CourseDirectory.course_id={COURSE_ID}"]
     nbgrader = str(BIN / "nbgrader")
     instructor(nbgrader, "generate_assignment", ASSIGNMENT, "--force",
                f"--CourseDirectory.release_directory={state / 'release'}")
@@ -385,12 +387,12 @@ def test_another_account_cannot_hand_in_work_as_a_learner_through_a_shared_excha
         path = homes[role] / ASSIGNMENT / NOTEBOOK
         path.write_text(json.dumps(notebook))
         shutil.chown(path, names[role], names[role])
-        as_learner(role, "nbgrader", "submit", ASSIGNMENT, f"--course={COURSE}",
+        as_learner(role, "nbgrader", "submit", ASSIGNMENT, f"--course={COURSE_ID}",
                    f"--Exchange.root={exchange_root}")
         time.sleep(1.1)
 
     for role in ("alice", "bob"):
-        as_learner(role, "nbgrader", "fetch_assignment", ASSIGNMENT, f"--course={COURSE}",
+        as_learner(role, "nbgrader", "fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}",
                    f"--Exchange.root={exchange_root}")
     submit("alice", base())
     submit("alice", base())
@@ -398,7 +400,7 @@ def test_another_account_cannot_hand_in_work_as_a_learner_through_a_shared_excha
     inbound = inbound_of(exchange_root)
     alice, bob, carol = names["alice"], names["bob"], names["carol"]
     first, latest = sorted(p.name for p in inbound.iterdir() if p.name.startswith(alice + "+"))
-    blank = reference.release_notebook(ASSIGNMENT).read_text()
+    blank = COURSE.assignment(ASSIGNMENT).release.read_text()
 
     def attack(role, folder, written=""):
         as_learner(role, str(BIN / "python"), "-c", ATTACK, str(inbound), folder, blank, written)
@@ -474,7 +476,8 @@ def test_a_bad_folder_name_in_submitted_stops_neither_grading_nor_recording(rele
 
     from autograder.engine import grade
     with pytest.raises(instructor.RecordingFailed, match="not recorded: 'bob\\\\n' is not a valid"):
-        instructor.record(ASSIGNMENT, ["alice", "bob\n"], grade.Options(sandbox="require"), state)
+        instructor.record(COURSE.assignment(ASSIGNMENT), ["alice", "bob\n"],
+                          Options(sandbox="require"), state)
 
     shutil.rmtree(state / "autograded")
     direct = instructor.nbgrader("autograde", ASSIGNMENT, state=state, check=False)
@@ -583,8 +586,9 @@ def hostile_class(tmp_path_factory, listener):
                     f"--CourseDirectory.release_directory={state.parent / 'release'}", state=state)
     write_notebook(state / "submitted" / "honest" / ASSIGNMENT / NOTEBOOK, base())
     write_notebook(state / "submitted" / "mallory" / ASSIGNMENT / NOTEBOOK, hostile_notebook(port))
-    instructor.autograde(ASSIGNMENT, jobs=2, state=state, progress=False, options=grade.Options(
-        sandbox="require", cell_timeout=20, call_timeout=5, budget=120))
+    instructor.autograde(COURSE.assignment(ASSIGNMENT), jobs=2, state=state, progress=False,
+                         options=Options(sandbox="require", cell_timeout=20, call_timeout=5,
+                                         budget=120))
     instructor.nbgrader("generate_feedback", ASSIGNMENT, state=state)
     return state, hits
 
@@ -639,8 +643,8 @@ def test_the_course_own_markdown_renders_the_same_once_sanitised():
     import nbformat
     from nbconvert import HTMLExporter
     exporter = HTMLExporter()
-    for assignment in reference.assignments():
-        notebook = nbformat.read(reference.release_notebook(assignment), as_version=4)
+    for assignment in ASSIGNMENTS:
+        notebook = nbformat.read(COURSE.assignment(assignment).release, as_version=4)
         for cell in notebook.cells:
             if cell.cell_type == "markdown":
                 html = exporter.markdown2html({"cell": cell}, cell.source)

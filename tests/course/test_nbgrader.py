@@ -8,7 +8,7 @@ import pytest
 
 from autograder.course import instructor
 from autograder.engine import catalogue, grade, reference
-from support import write_notebook
+from support import COURSE, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader-class")]
 
@@ -18,7 +18,7 @@ AUTOGRADED = 8.0     # the check_row_normalize cell, worth the points of its hid
 
 def written_questions():
     """grade_id -> points of the written answers (markdown answer cells graded by hand)."""
-    notebook = json.loads(reference.solution_notebook(ASSIGNMENT).read_text(encoding="utf-8"))
+    notebook = json.loads(COURSE.assignment(ASSIGNMENT).solution.read_text(encoding="utf-8"))
     found = {}
     for cell in notebook["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -36,18 +36,18 @@ def graded_class(tmp_path_factory):
     state.mkdir()
     instructor.nbgrader("generate_assignment", ASSIGNMENT, "--force",
                     f"--CourseDirectory.release_directory={root / 'release'}", state=state)
-    scored = [(grade.grade_local(ASSIGNMENT, m.namespace()).score, m)
-              for m in catalogue.mutants(ASSIGNMENT, "row_normalize")]
+    scored = [(grade.grade_local(COURSE.assignment(ASSIGNMENT), m.namespace()).score, m)
+              for m in catalogue.mutants(COURSE.assignment(ASSIGNMENT), "row_normalize")]
     expected_bob, mutant = next((s, m) for s, m in scored if 0 < s < AUTOGRADED)  # partial credit
-    name = reference.solution_notebook(ASSIGNMENT).name
+    name = COURSE.assignment(ASSIGNMENT).solution.name
     submitted = state / "submitted"
-    write_notebook(submitted / "alice" / ASSIGNMENT / name, catalogue.filled_notebook(ASSIGNMENT))
+    write_notebook(submitted / "alice" / ASSIGNMENT / name, catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
     bob = catalogue.notebook_with(mutant)
     bob["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
                          "source": "import warnings\nwarnings.warn('a learner warning on stderr')"})
     write_notebook(submitted / "bob" / ASSIGNMENT / name, bob)
     write_notebook(submitted / "carol" / ASSIGNMENT / name,
-                   json.loads(reference.release_notebook(ASSIGNMENT).read_text(encoding="utf-8")))
+                   json.loads(COURSE.assignment(ASSIGNMENT).release.read_text(encoding="utf-8")))
     instructor.nbgrader("autograde", ASSIGNMENT, state=state)
     instructor.nbgrader("generate_feedback", ASSIGNMENT, state=state)
     return {"state": state, "root": root, "name": name.removesuffix(".ipynb"),
@@ -124,7 +124,7 @@ def test_written_answers_are_graded_by_hand_and_count(graded_class):
     assert {float(r["max_score"]) for r in after.values()} == {AUTOGRADED + points}
 
     # the model answer never reaches a learner: not in the release, not in the feedback
-    released = (reference.release_notebook(ASSIGNMENT)).read_text(encoding="utf-8")
+    released = (COURSE.assignment(ASSIGNMENT).release).read_text(encoding="utf-8")
     assert "YOUR ANSWER HERE" in released and "Model answer" not in released
     feedback = (state / "feedback" / "carol" / ASSIGNMENT / f"{name}.html").read_text()
     assert "Rubric" not in feedback

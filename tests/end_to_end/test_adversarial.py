@@ -26,17 +26,18 @@ from pathlib import Path
 import pytest
 
 from autograder.engine import batch, catalogue, grade, reference, wire
-from autograder.sandbox import confinement
+from autograder.engine.options import Options
 from autograder.engine.result import Result
-from support import (REPO, grade_measured, interpreter_open_to_others, needs_root_and_users,
-                     os_users, run_as, write_notebook)
+from autograder.sandbox import confinement
+from support import (COURSE, REPO, grade_measured, interpreter_open_to_others,
+                     needs_root_and_users, os_users, run_as, write_notebook)
 
 pytestmark = pytest.mark.slow
 
 ASSIGNMENT = "00-getting-started"
 FULL = 8.0
 SUITE_FILE = REPO / "autograder" / "suites" / ASSIGNMENT / "test_getting_started.py"
-SOLUTION_FILE = reference.solution_notebook(ASSIGNMENT)
+SOLUTION_FILE = COURSE.assignment(ASSIGNMENT).solution
 MARKER = uuid.uuid4().hex  # a unique word for files and processes attacks leave behind
 
 CORRECT = """def row_normalize(X):
@@ -57,13 +58,13 @@ def if_it_works(attempt):
 
 
 def options():
-    return grade.Options(sandbox="require", cell_timeout=4, notebook_timeout=40,
-                         call_timeout=3, budget=60)
+    return Options(sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3,
+                   budget=60)
 
 
 def base():
     """A complete, correct submission (the release with every answer filled in)."""
-    return catalogue.filled_notebook(ASSIGNMENT)
+    return catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT))
 
 
 def with_answer(source):
@@ -216,7 +217,7 @@ def _forge(value, nonce):
 EVIL = {{"__lambda__": "__import__('pathlib').Path({PWNED!r}).write_text('x')"}}
 """
 
-IN_PLACE = catalogue.mutants(ASSIGNMENT, "row_normalize")
+IN_PLACE = catalogue.mutants(COURSE.assignment(ASSIGNMENT), "row_normalize")
 IN_PLACE = next(e for e in IN_PLACE if e.key == "row_normalize/in_place")
 
 
@@ -288,7 +289,7 @@ ATTACKS.update({
         "np.array_equal = lambda *a, **k: True\nnp.copy = lambda a, *r, **k: a\n"
         "np.errstate = __import__('contextlib').nullcontext\n"), "in_place", ""),
     "patch the agent to hide an in-place change": (in_place_with(
-        "__attention_course_agent__._array_equal = lambda *a, **k: True\n"), FULL, ""),
+        "__autograder_agent__._array_equal = lambda *a, **k: True\n"), FULL, ""),
 })
 
 # Attacks whose source the grader must flag for the instructor (it patches modules, names the
@@ -306,7 +307,7 @@ CLASS_ONLY = {"the submission folder is a link to the solutions"}
 def expected_score(name):
     expected = ATTACKS[name][1]
     if expected == "in_place":  # the agent's own references see through a patched numpy
-        return grade.grade_local(ASSIGNMENT, IN_PLACE.namespace()).score
+        return grade.grade_local(COURSE.assignment(ASSIGNMENT), IN_PLACE.namespace()).score
     return expected
 
 
@@ -398,7 +399,7 @@ def test_attack_gets_exactly_its_score(name, tmp_path, listener, secret_file, mo
     root = tmp_path / "submitted"
     path = root / "mallory" / ASSIGNMENT / SOLUTION_FILE.name
     place(name, path, port)
-    result = grade.grade_safely(path, ASSIGNMENT, options(), root=root)
+    result = grade.grade_safely(path, COURSE.assignment(ASSIGNMENT), options(), root=root)
     check_result(name, result, hits)
 
 
@@ -454,8 +455,8 @@ def test_no_earlier_submission_changes_a_later_ones_score(tmp_path, secret_file)
         place(name, path)
         paths.append(path)
     honest = write_notebook(tmp_path / "honest" / ASSIGNMENT / SOLUTION_FILE.name, base())
-    results = batch.grade_many(paths + [honest], ASSIGNMENT, options(), jobs=1, progress=False)
-    alone = grade.grade_safely(honest, ASSIGNMENT, options())
+    results = batch.grade_many(paths + [honest], COURSE.assignment(ASSIGNMENT), options(), jobs=1, progress=False)
+    alone = grade.grade_safely(honest, COURSE.assignment(ASSIGNMENT), options())
     for name, result in zip(attackers, results):
         check_result(name, result)
     assert results[-1] == alone and alone.score == FULL
@@ -483,7 +484,7 @@ def test_one_budget_covers_cells_replays_and_the_suite(tmp_path):
     path = write_notebook(tmp_path / "slow" / ASSIGNMENT / SOLUTION_FILE.name, notebook)
     budget = 20
     started = time.monotonic()
-    result = grade.grade_safely(path, ASSIGNMENT, grade.Options(
+    result = grade.grade_safely(path, COURSE.assignment(ASSIGNMENT), Options(
         sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3, budget=budget,
         max_restarts=50))
     elapsed = time.monotonic() - started
@@ -504,10 +505,11 @@ def test_an_attacker_cannot_touch_another_learners_result(tmp_path):
               "            json.dump(data, open(path, 'w'))\n    except Exception:\n        pass\n")
     mallory = write_notebook(tmp_path / "mallory" / ASSIGNMENT / SOLUTION_FILE.name,
                              with_extra_cell(attack))
-    results = batch.grade_many([honest, mallory], ASSIGNMENT, options(), jobs=2, state=state,
-                               progress=False)
+    results = batch.grade_many([honest, mallory], COURSE.assignment(ASSIGNMENT), options(), jobs=2,
+                               state=state, progress=False)
     assert [r.score for r in results] == [FULL, FULL]
-    again = batch.grade_many([honest], ASSIGNMENT, options(), jobs=1, state=state, progress=False)
+    again = batch.grade_many([honest], COURSE.assignment(ASSIGNMENT), options(), jobs=1,
+                             state=state, progress=False)
     assert again[0].score == FULL
 
 
@@ -620,7 +622,7 @@ def nbgrader_class(top):
         place(name, inbound_entry(exchange, f"attacker{number}") / SOLUTION_FILE.name)
         expected[f"attacker{number}"] = expected_score(name)
     honest = inbound_entry(exchange, "honest")
-    write_notebook(honest / SOLUTION_FILE.name, catalogue.filled_notebook(ASSIGNMENT))
+    write_notebook(honest / SOLUTION_FILE.name, catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
     write_notebook(honest / "extra.ipynb", base())  # reported, not graded
     expected["honest"] = FULL
     place("the notebook is a link to the solution",
@@ -699,10 +701,10 @@ def test_require_sandbox_refuses_without_bubblewrap(monkeypatch):
     monkeypatch.setattr(sandbox, "bubblewrap", lambda: None)
     monkeypatch.setattr(sandbox, "namespaces_work", lambda: False)
     with pytest.raises(confinement.SandboxUnavailable, match="bubblewrap"):
-        grade.Options(sandbox="require").confinement()
+        Options(sandbox="require").confinement()
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.warns(RuntimeWarning, match="NOT sandboxed"):
-        assert grade.Options(sandbox="auto").confinement() == confinement.LIMITS
+        assert Options(sandbox="auto").confinement() == confinement.LIMITS
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     with pytest.warns(RuntimeWarning, match="unprivileged user of its own"):
-        assert grade.Options(sandbox="auto").confinement() == confinement.USER
+        assert Options(sandbox="auto").confinement() == confinement.USER

@@ -6,7 +6,8 @@ import pytest
 
 from autograder.engine import grade
 from autograder.tools import bench, demo
-from support import sandbox_mode
+from autograder.engine.options import Options
+from support import COURSE, sandbox_mode
 
 
 def records(*submissions):
@@ -128,7 +129,8 @@ def test_distinct_submissions_grade_to_the_expected_scores(tmp_path):
         paths.append(path)
         original = demo.answer_notebook(assignment, plans[learner][assignment])
         assert json.dumps(notebook) != json.dumps(original)
-        result, _ = grade.grade_notebook(path, assignment, grade.Options(sandbox=sandbox_mode()))
+        result, _ = grade.grade_notebook(path, COURSE.assignment(assignment),
+                                         Options(sandbox=sandbox_mode()))
         results.append(result)
         assert result.score == pytest.approx(expected[learner][assignment]), \
             result.errors

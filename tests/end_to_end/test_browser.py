@@ -18,7 +18,7 @@ import pytest
 
 from autograder.engine import reference
 from autograder.tools import demo
-from support import REPO
+from support import COURSE, REPO
 
 pytestmark = pytest.mark.slow
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
@@ -100,7 +100,7 @@ def test_learner_answers_runs_sees_the_check_and_validates(browser, tmp_path):
     assignment = "00-getting-started"
     workspace = tmp_path / "learner"
     workspace.mkdir()
-    notebook = reference.release_notebook(assignment)
+    notebook = COURSE.assignment(assignment).release
     shutil.copy(notebook, workspace / notebook.name)
     folder = shots(tmp_path)
     with jupyterlab(workspace, workspace, tmp_path) as url:
@@ -164,7 +164,7 @@ def write_cell(page, cell, text):
 def grade_cell_points(assignment):
     """The points of every grade cell of an assignment: visible checks and written answers."""
     import json
-    cells = json.loads(reference.solution_notebook(assignment).read_text())["cells"]
+    cells = json.loads(COURSE.assignment(assignment).solution.read_text())["cells"]
     return sum(c["metadata"]["nbgrader"]["points"] for c in cells
                if c.get("metadata", {}).get("nbgrader", {}).get("grade"))
 

@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 from autograder.engine import catalogue, reference
-from support import BIN, REPO, interpreter_open_to_others, needs_root_and_users, os_users, run_as
+from support import (BIN, COURSE, REPO, interpreter_open_to_others, needs_root_and_users, os_users,
+                     run_as)
 
 pytestmark = pytest.mark.slow
 
 ASSIGNMENT = "00-getting-started"
-NOTEBOOK = reference.solution_notebook(ASSIGNMENT).name
-COURSE = "attention-course"
+NOTEBOOK = COURSE.assignment(ASSIGNMENT).solution.name
+COURSE_ID = "attention-course"
 PREFIX = f"ac{os.getpid() % 10000}"
 
 
@@ -70,7 +71,7 @@ def test_release_submit_grade_feedback_export_with_real_users(people):
     instructor("nbgrader", "release_assignment", ASSIGNMENT, "--force",
                f"--CourseDirectory.release_directory={release}", f"--Exchange.root={exchange}")
 
-    learner_flags = [f"--course={COURSE}", f"--Exchange.root={exchange}"]
+    learner_flags = [f"--course={COURSE_ID}", f"--Exchange.root={exchange}"]
 
     def learner(role, *args, check=True):
         return run_as(names[role], homes[role], *args, check=check)
@@ -80,8 +81,8 @@ def test_release_submit_grade_feedback_export_with_real_users(people):
         path.write_text(json.dumps(notebook))
         shutil.chown(path, names[role], names[role])
 
-    right = catalogue.filled_notebook(ASSIGNMENT)
-    wrong = catalogue.notebook_with(catalogue.mutants(ASSIGNMENT, "row_normalize")[0])
+    right = catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT))
+    wrong = catalogue.notebook_with(catalogue.mutants(COURSE.assignment(ASSIGNMENT), "row_normalize")[0])
     for role in ("alice", "bob", "carol"):
         learner(role, "nbgrader", "fetch_assignment", ASSIGNMENT, *learner_flags)
         assert (homes[role] / ASSIGNMENT / NOTEBOOK).exists()
@@ -101,7 +102,7 @@ def test_release_submit_grade_feedback_export_with_real_users(people):
                f"--duedate={due.strftime('%Y-%m-%d %H:%M:%S')} UTC")
 
     # No learner can see another's submission in the exchange.
-    inbound = exchange / COURSE / "inbound"
+    inbound = exchange / COURSE_ID / "inbound"
     peek = learner("alice", "ls", str(inbound), check=False)
     assert peek.returncode != 0 and "Permission denied" in peek.stderr
     assert learner("alice", "ls", str(homes["bob"]), check=False).returncode != 0
@@ -126,7 +127,7 @@ def test_release_submit_grade_feedback_export_with_real_users(people):
         assert len(pages) >= 1, f"{role} got no feedback"
         assert "Hidden tests of" in pages[-1].read_text()
     # ... and none can read another's feedback or the instructor's gradebook.
-    feedback_dir = exchange / COURSE / "feedback"
+    feedback_dir = exchange / COURSE_ID / "feedback"
     assert learner("alice", "ls", str(feedback_dir), check=False).returncode != 0
     assert learner("alice", "cat", str(state / "gradebook.db"), check=False).returncode != 0
     bob_feedback = next((homes["bob"] / ASSIGNMENT / "feedback").rglob("*.html"))

@@ -23,7 +23,8 @@ import pytest
 
 from autograder.engine import batch, catalogue, grade, reference
 from autograder.sandbox import confinement, lifetime
-from support import REPO, write_notebook
+from autograder.engine.options import Options
+from support import COURSE, REPO, write_notebook
 
 ASSIGNMENT = "00-getting-started"
 LOOP_SECONDS = float(os.environ.get("ATTENTION_COURSE_KILL_LOOP_SECONDS", "60"))
@@ -34,7 +35,8 @@ def released_gradebook(folder):
     """A gradebook that knows ASSIGNMENT, as it does once the instructor has released it."""
     from autograder.course import instructor
     state = Path(folder) / "released"
-    instructor.release([ASSIGNMENT], release_directory=str(state / "release"), state=state)
+    instructor.release([COURSE.assignment(ASSIGNMENT)], release_directory=str(state / "release"),
+                       state=state)
     return (state / "gradebook.db").read_bytes()
 
 
@@ -45,10 +47,10 @@ def a_class(folder, size=4, gradebook=None):
     if gradebook is not None:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "gradebook.db").write_bytes(gradebook)
-    name = reference.release_notebook(ASSIGNMENT).name
-    mutants = catalogue.mutants(ASSIGNMENT)
-    notebooks = [catalogue.filled_notebook(ASSIGNMENT),
-                 catalogue.notebook_with(catalogue.alternatives(ASSIGNMENT)[0])]
+    name = COURSE.assignment(ASSIGNMENT).release.name
+    mutants = catalogue.mutants(COURSE.assignment(ASSIGNMENT))
+    notebooks = [catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)),
+                 catalogue.notebook_with(catalogue.alternatives(COURSE.assignment(ASSIGNMENT))[0])]
     notebooks += [catalogue.notebook_with(m) for m in mutants[:size - 2]]
     paths = []
     for number, notebook in enumerate(notebooks[:size], start=1):
@@ -389,12 +391,12 @@ def test_the_course_records_exactly_what_stock_nbgrader_records(tmp_path):
         if outcomes:
             shutil.copytree(tmp_path / "recorder" / "grading-cache", state / "grading-cache")
         else:
-            batch.grade_many(sorted((state / "submitted").rglob("*.ipynb")), ASSIGNMENT,
-                             grade.Options(), jobs=2, state=state / "grading-cache",
-                             progress=False)
+            batch.grade_many(sorted((state / "submitted").rglob("*.ipynb")),
+                             COURSE.assignment(ASSIGNMENT), Options(), jobs=2,
+                             state=state / "grading-cache", progress=False)
         if how == "recorder":
-            instructor.record(ASSIGNMENT, [p.name for p in (state / "submitted").iterdir()],
-                          grade.Options(), state)
+            instructor.record(COURSE.assignment(ASSIGNMENT),
+                              [p.name for p in (state / "submitted").iterdir()], Options(), state)
         else:
             instructor.nbgrader("autograde", ASSIGNMENT, state=state, stock=how == "stock")
         for command in (["generate_feedback", ASSIGNMENT],

@@ -36,13 +36,13 @@ from pathlib import Path
 import pytest
 
 from autograder.engine import catalogue, grade, reference
-from support import REPO, interpreter_open_to_others, needs_root_and_users, run_as
+from support import COURSE, REPO, interpreter_open_to_others, needs_root_and_users, run_as
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("users")]
 
 DOC = REPO / "docs" / "jupyterhub.md"
 ASSIGNMENT = "00-getting-started"
-NOTEBOOK = reference.release_notebook(ASSIGNMENT).name
+NOTEBOOK = COURSE.assignment(ASSIGNMENT).release.name
 COURSE_ID = "attention-course"
 BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.M | re.S)
 
@@ -285,12 +285,12 @@ for path in targets:
 
 
 def bob_notebook(hub):
-    mutant = catalogue.mutants(ASSIGNMENT, "row_normalize")[0]
+    mutant = catalogue.mutants(COURSE.assignment(ASSIGNMENT), "row_normalize")[0]
     notebook = catalogue.notebook_with(mutant)
     notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [],
                               "execution_count": None,
                               "source": SNOOP.format(exchange=hub.paths["/srv/nbgrader/exchange"])})
-    return notebook, grade.grade_local(ASSIGNMENT, mutant.namespace()).score
+    return notebook, grade.grade_local(COURSE.assignment(ASSIGNMENT), mutant.namespace()).score
 
 
 def put_notebook(hub, role, notebook):
@@ -377,7 +377,7 @@ def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
     browser_fetch_and_submit(hub, tmp_path)
     assert len(inbound(hub, "alice")) == 1  # the untouched notebook, submitted from the browser
     time.sleep(1.1)
-    put_notebook(hub, "alice", catalogue.filled_notebook(ASSIGNMENT))
+    put_notebook(hub, "alice", catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
     learner_action(hub, "alice", "submit")  # alice submits again: the latest counts
     assert len(inbound(hub, "alice")) == 2
     learner_action(hub, "bob", "fetch")

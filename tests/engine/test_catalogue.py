@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from autograder.engine import catalogue, grade, reference
-from support import ASSIGNMENTS
+from support import ASSIGNMENTS, COURSE
 
 NAMED = "This is what you get when you "
 
@@ -45,8 +45,8 @@ def softmax(z, axis=-1):
 
 
 def graded(assignment, source):
-    namespace = catalogue.with_source(reference.namespace(assignment), source)
-    return grade.grade_local(assignment, namespace)
+    namespace = catalogue.with_source(reference.namespace(COURSE.assignment(assignment)), source)
+    return grade.grade_local(COURSE.assignment(assignment), namespace)
 
 
 def failed(result, exercise):
@@ -71,9 +71,10 @@ def test_fragile_masking_is_not_told_it_forgot_to_renormalise(assignment, exerci
 
 
 def test_the_mistake_of_not_renormalising_is_still_named():
-    entry = next(e for e in catalogue.mutants("03-qkv", "scaled_dot_product_attention")
+    qkv = COURSE.assignment("03-qkv")
+    entry = next(e for e in catalogue.mutants(qkv, "scaled_dot_product_attention")
                  if "without renormalising" in e.description)
-    result = grade.grade_local("03-qkv", entry.namespace())
+    result = grade.grade_local(qkv, entry.namespace())
     feedback = " ".join(t.feedback for t in failed(result, entry.exercise))
     assert NAMED + entry.description in feedback
     assert "mask the weights after the softmax and renormalise" not in feedback
@@ -115,27 +116,28 @@ class Learner:
 @pytest.mark.filterwarnings("ignore:invalid value encountered in divide")
 def test_confirming_needs_a_second_input_that_tells_the_mistake_apart():
     X = np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 0.0]])        # a zero row: the guard matters
-    no_guard = next(e for e in catalogue.mutants("00-getting-started", "row_normalize")
+    first = COURSE.assignment("00-getting-started")
+    no_guard = next(e for e in catalogue.mutants(first, "row_normalize")
                     if "without guarding" in e.description)
     unguarded = Learner(lambda Y: no_guard.namespace()["row_normalize"](Y))
-    table = catalogue.mistakes("00-getting-started", "row_normalize", X, learner=unguarded)
+    table = catalogue.mistakes(first, "row_normalize", X, learner=unguarded)
     assert table.confirm(no_guard.description)               # nan rows on the probes too
     assert unguarded.last == "the suite's record" and unguarded.calls >= 2
     # a function that is right everywhere except on this input is not confirmed
-    guarded = catalogue.alternatives("00-getting-started", "row_normalize")[0].namespace()
+    guarded = catalogue.alternatives(first, "row_normalize")[0].namespace()
     right_elsewhere = Learner(lambda Y: table[no_guard.description] if np.array_equal(Y, X)
                               else guarded["row_normalize"](Y))
-    table = catalogue.mistakes("00-getting-started", "row_normalize", X, learner=right_elsewhere)
+    table = catalogue.mistakes(first, "row_normalize", X, learner=right_elsewhere)
     assert not table.confirm(no_guard.description)
     # without a learner, one input is enough (the behaviour suites for 08 and 09 rely on)
-    assert catalogue.mistakes("00-getting-started", "row_normalize", X).confirm(
-        no_guard.description)
+    assert catalogue.mistakes(first, "row_normalize", X).confirm(no_guard.description)
 
 
 def test_mistakes_accept_the_wire_markers_the_learner_was_called_with():
     from autograder.engine.wire import Lambda
     s, H = np.array([1.0, 0.0]), np.array([[1.0, 0.0], [0.0, 1.0]])
-    table = catalogue.mistakes("02-scoring", "attend", s, H, Lambda("lambda s, H: H @ s"), pick=1)
+    table = catalogue.mistakes(COURSE.assignment("02-scoring"), "attend", s, H,
+                               Lambda("lambda s, H: H @ s"), pick=1)
     raw = next(d for d in table if "raw scores" in d)
     assert np.allclose(table[raw], [1.0, 0.0])
 
@@ -143,10 +145,23 @@ def test_mistakes_accept_the_wire_markers_the_learner_was_called_with():
 def test_every_mistake_description_completes_the_sentence():
     adverbs = {"always", "only", "never"}
     for assignment in ASSIGNMENTS:
-        for entry in catalogue.mutants(assignment):
+        for entry in catalogue.mutants(COURSE.assignment(assignment)):
             text = entry.description
             first = text.split()[0]
             assert text[0].islower() and not text.endswith("."), (entry.key, text)
             assert first in adverbs or not (first.endswith(("ing", "ed")) or (
                 first.endswith("s") and not first.endswith("ss"))), (entry.key, text)
 
+
+
+def test_a_suite_names_its_assignment_only_while_it_runs():
+    """Suites say ``mistakes(ASSIGNMENT, ...)``: the name is the assignment whose suite is running,
+    of the course being graded; outside a run, a name alone says nothing."""
+    first = COURSE.assignment("00-getting-started")
+    with pytest.raises(LookupError, match="outside a run"):
+        catalogue.mutants("00-getting-started")
+    with catalogue.running(first):
+        assert catalogue.mutants("00-getting-started") == catalogue.mutants(first)
+        assert catalogue.resolve("02-scoring") == COURSE.assignment("02-scoring")
+    with pytest.raises(LookupError):
+        catalogue.resolve("00-getting-started")

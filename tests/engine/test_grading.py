@@ -4,20 +4,21 @@ import json
 
 import pytest
 
-from autograder.engine import batch, catalogue, grade, reference
-from support import ASSIGNMENTS, sandbox_mode, write_notebook
+from autograder.engine import batch, catalogue, grade
+from autograder.engine.options import Options
+from support import ASSIGNMENTS, COURSE, sandbox_mode, write_notebook
 
 pytestmark = pytest.mark.slow
 
 
 def options():
-    return grade.Options(sandbox=sandbox_mode())
+    return Options(sandbox=sandbox_mode())
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_notebook_runs_cleanly_and_gets_full_marks(assignment):
-    result, executed = grade.grade_notebook(reference.solution_notebook(assignment), assignment,
-                                            options())
+    found = COURSE.assignment(assignment)
+    result, executed = grade.grade_notebook(found.solution, found, options())
     assert result.errors == [], "the solution notebook raised errors"
     assert result.score == result.max_score > 0
     code = [c for c in executed["cells"] if c["cell_type"] == "code"]
@@ -29,7 +30,8 @@ def test_solution_notebook_runs_cleanly_and_gets_full_marks(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_untouched_learner_notebook_gets_zero_and_says_what_is_missing(assignment):
-    result, _ = grade.grade_notebook(reference.release_notebook(assignment), assignment, options())
+    found = COURSE.assignment(assignment)
+    result, _ = grade.grade_notebook(found.release, found, options())
     assert result.score == 0
     for exercise in result.exercises:
         messages = [t.feedback for t in result.tests if t.exercise == exercise]
@@ -38,10 +40,11 @@ def test_untouched_learner_notebook_gets_zero_and_says_what_is_missing(assignmen
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_mutant_notebook_loses_points_and_names_the_mistake(assignment, tmp_path):
-    entry = catalogue.mutants(assignment)[0]
-    path = write_notebook(tmp_path / assignment / reference.solution_notebook(assignment).name,
+    found = COURSE.assignment(assignment)
+    entry = catalogue.mutants(found)[0]
+    path = write_notebook(tmp_path / assignment / found.solution.name,
                           catalogue.notebook_with(entry))
-    result, _ = grade.grade_notebook(path, assignment, options())
+    result, _ = grade.grade_notebook(path, found, options())
     exercise = result.exercises[entry.exercise]
     assert exercise["score"] < exercise["max_score"]
     others = [e for name, e in result.exercises.items() if name != entry.exercise]
@@ -50,18 +53,19 @@ def test_mutant_notebook_loses_points_and_names_the_mistake(assignment, tmp_path
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_alternative_notebook_keeps_full_marks(assignment, tmp_path):
-    entry = catalogue.alternatives(assignment)[0]
-    path = write_notebook(tmp_path / assignment / reference.solution_notebook(assignment).name,
+    found = COURSE.assignment(assignment)
+    entry = catalogue.alternatives(found)[0]
+    path = write_notebook(tmp_path / assignment / found.solution.name,
                           catalogue.notebook_with(entry))
-    result, _ = grade.grade_notebook(path, assignment, options())
+    result, _ = grade.grade_notebook(path, found, options())
     assert result.score == result.max_score, [t for t in result.tests if not t.passed]
 
 
 def test_command_line_writes_json_csv_and_gradescope(tmp_path):
     from autograder.__main__ import main
     assignment = "00-getting-started"
-    good = reference.solution_notebook(assignment)
-    blank = reference.release_notebook(assignment)
+    good = COURSE.assignment(assignment).solution
+    blank = COURSE.assignment(assignment).release
     out = tmp_path / "results.json"
     code = main(["grade", str(good), str(blank), "--json", str(out), "--csv",
                  str(tmp_path / "grades.csv"), "--gradescope", str(tmp_path / "gs.json"),
@@ -87,13 +91,13 @@ def test_command_line_writes_json_csv_and_gradescope(tmp_path):
 
 
 def test_rerun_with_state_does_not_regrade(tmp_path):
-    assignment = "00-getting-started"
-    paths = [reference.solution_notebook(assignment)]
-    first = batch.grade_many(paths, assignment, options(), jobs=1, state=tmp_path, progress=False)
+    found = COURSE.assignment("00-getting-started")
+    paths = [found.solution]
+    first = batch.grade_many(paths, found, options(), jobs=1, state=tmp_path, progress=False)
     cached = list(tmp_path.glob("*.json"))
     assert len(cached) == 1
     stamp = cached[0].stat().st_mtime_ns
-    again = batch.grade_many(paths, assignment, options(), jobs=1, state=tmp_path, progress=False)
+    again = batch.grade_many(paths, found, options(), jobs=1, state=tmp_path, progress=False)
     assert again == first and cached[0].stat().st_mtime_ns == stamp
 
 
@@ -102,8 +106,8 @@ def test_a_grader_failure_still_gives_a_complete_zero_sheet(monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError("boom")
     monkeypatch.setattr(grade, "grade_notebook", broken)
-    assignment = "00-getting-started"
-    result = grade.grade_safely(reference.solution_notebook(assignment), assignment, options())
+    found = COURSE.assignment("00-getting-started")
+    result = grade.grade_safely(found.solution, found, options())
     assert result.score == 0 and result.max_score == 8
     assert "the grader failed on this notebook (KeyError" in result.errors[0]
     assert all("Tell your instructor" in t.feedback for t in result.tests)

@@ -18,9 +18,9 @@ import pytest
 
 from autograder.engine import catalogue, grade, reference, suite, testing
 from autograder.engine.testing import SubmissionError
+from support import COURSE, REPO
 
-REPO = Path(__file__).resolve().parents[2]
-SUITE_FILES = sorted((REPO / "autograder" / "suites").glob("*/test_*.py"))
+SUITE_FILES = sorted(COURSE.suites_folder.glob("*/test_*.py"))
 
 
 def run_suite(*args):
@@ -49,7 +49,8 @@ def test_a_suite_runs_alone_against_the_reference():
 def test_every_suite_runs_alone_and_passes_against_its_reference(folder):
     result = run_suite(f"autograder/suites/{folder}")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    count = len(grade.grade_local(folder, reference.namespace(folder)).tests)
+    found = COURSE.assignment(folder)
+    count = len(grade.grade_local(found, reference.namespace(found)).tests)
     assert re.search(rf"\b{count} passed\b", result.stdout), result.stdout[-500:]
 
 
@@ -62,8 +63,9 @@ def test_a_suite_runs_alone_against_a_mutant_and_fails_its_function():
 
 def test_a_mutant_fails_the_same_tests_alone_as_when_graded():
     """The standalone fixture binds the entry exactly as the grader's proxy does."""
-    entry = next(e for e in catalogue.entries("02-scoring") if e.key == "softmax/no_max")
-    graded = grade.grade_local("02-scoring", entry.namespace())
+    scoring = COURSE.assignment("02-scoring")
+    entry = next(e for e in catalogue.entries(scoring) if e.key == "softmax/no_max")
+    graded = grade.grade_local(scoring, entry.namespace())
     graded_failures = {t.name for t in graded.tests if not t.passed}
     result = run_suite("autograder/suites/02-scoring", "--mutant", "no_max")
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
@@ -83,13 +85,13 @@ def test_an_unknown_entry_is_a_usage_error_listing_the_valid_names(option):
     assert result.returncode == 4, result.stdout[-2000:] + result.stderr[-2000:]
     kind = option.lstrip("-")
     assert f"'no_such_entry' is not a {kind} of 02-scoring" in result.stderr
-    for entry in catalogue.entries("02-scoring"):
+    for entry in catalogue.entries(COURSE.assignment("02-scoring")):
         assert (entry.key in result.stderr) == (entry.kind == kind), entry.key
 
 
 def test_the_grader_is_not_affected_by_the_standalone_fixture():
     """When the grader runs a suite its own `submission` is used: an empty notebook gets 0."""
-    results = suite.run("02-scoring", suite.local_caller({}))
+    results = suite.run(COURSE.assignment("02-scoring"), suite.local_caller({}))
     assert results and all(r.status == "failed" for r in results)
     assert all("is not defined in your notebook" in r.feedback for r in results)
 
@@ -111,7 +113,7 @@ def test_no_suite_defines_its_own_kit(path):
     _, functions = definitions(path)
     own = [f.name for f in functions if f.name in KIT_NAMES
            or (re.fullmatch(r"(\w+_)?softmax", f.name) and not f.name.startswith("test_"))]
-    assert not own, f"{path.parent.name} defines {own}: use autograder.testing's instead"
+    assert not own, f"{path.parent.name} defines {own}: use the kit's (autograder.kit) instead"
 
 
 @pytest.mark.parametrize("path", SUITE_FILES, ids=lambda p: p.parent.name)
@@ -207,7 +209,8 @@ def test_expect_close_names_a_mistake_behind_a_wrong_shape():
 
 def test_matching_mistakes_takes_a_predicate():
     z = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    scoring = COURSE.assignment("02-scoring")
     wrong_rows = catalogue.matching_mistakes(
-        "02-scoring", "softmax", [((z,), {"axis": 0}, lambda p: not np.allclose(p.sum(axis=0), 1))])
+        scoring, "softmax", [((z,), {"axis": 0}, lambda p: not np.allclose(p.sum(axis=0), 1))])
     assert wrong_rows and "ignore the axis argument" in wrong_rows
-    assert catalogue.matching_mistakes("02-scoring", "softmax", [((z,), {}, lambda p: False)]) is None
+    assert catalogue.matching_mistakes(scoring, "softmax", [((z,), {}, lambda p: False)]) is None

@@ -9,15 +9,17 @@ import functools
 import pytest
 
 from autograder.engine import catalogue, grade, reference, suite
-from support import ASSIGNMENTS
+from autograder.engine.assignment import Assignment, Course
+from support import ASSIGNMENTS, COURSE
 
-ENTRIES = [entry for a in ASSIGNMENTS for entry in catalogue.entries(a)]
+ENTRIES = [entry for a in ASSIGNMENTS for entry in catalogue.entries(COURSE.assignment(a))]
 
 
 @functools.lru_cache(maxsize=None)
 def graded_reference(assignment):
     """The reference's score sheet (graded once per test process)."""
-    return grade.grade_local(assignment, reference.namespace(assignment))
+    found = COURSE.assignment(assignment)
+    return grade.grade_local(found, reference.namespace(found))
 
 
 def failures(result):
@@ -32,7 +34,8 @@ def test_reference_solution_gets_full_marks(assignment):
     assert result.score == result.max_score, failures(result)
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "mutant"], ids=lambda e: f"{e.assignment}:{e.key}")
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "mutant"],
+                         ids=lambda e: f"{e.assignment}:{e.key}")
 def test_mutant_loses_points_on_its_function(entry):
     result = grade.grade_local(entry.assignment, entry.namespace())
     exercise = result.exercises[entry.exercise]
@@ -40,7 +43,8 @@ def test_mutant_loses_points_on_its_function(entry):
         f"the suite gives full marks to a mutant that would {entry.description}")
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "alternative"], ids=lambda e: f"{e.assignment}:{e.key}")
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "alternative"],
+                         ids=lambda e: f"{e.assignment}:{e.key}")
 def test_alternative_keeps_full_marks(entry):
     result = grade.grade_local(entry.assignment, entry.namespace())
     assert result.score == result.max_score, (
@@ -51,15 +55,16 @@ def test_alternative_keeps_full_marks(entry):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_graded_function_has_three_mutants_and_an_alternative(assignment):
     exercises = graded_reference(assignment).exercises
+    found = COURSE.assignment(assignment)
     for exercise in exercises:
-        assert len(catalogue.mutants(assignment, exercise)) >= 3, f"{exercise}: fewer than 3 mutants"
-        assert len(catalogue.alternatives(assignment, exercise)) >= 1, f"{exercise}: no alternative"
+        assert len(catalogue.mutants(found, exercise)) >= 3, f"{exercise}: fewer than 3 mutants"
+        assert len(catalogue.alternatives(found, exercise)) >= 1, f"{exercise}: no alternative"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_catalogue_entries_name_graded_functions(assignment):
     exercises = set(graded_reference(assignment).exercises)
-    for entry in catalogue.entries(assignment):
+    for entry in catalogue.entries(COURSE.assignment(assignment)):
         assert entry.exercise in exercises, f"{entry.key} replaces an ungraded function"
 
 
@@ -77,7 +82,7 @@ def test_every_test_names_its_property(assignment):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_a_failing_test_never_shows_suite_code(assignment):
     """An unimplemented submission fails every test with a sentence, not a traceback of the suite."""
-    result = grade.grade_local(assignment, {})
+    result = grade.grade_local(COURSE.assignment(assignment), {})
     assert result.score == 0
     for test in result.tests:
         assert not test.passed
@@ -85,10 +90,11 @@ def test_a_failing_test_never_shows_suite_code(assignment):
         assert "def test_" not in test.feedback and "assert " not in test.feedback
 
 
-def test_suite_runner_reports_a_suite_that_cannot_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(suite, "SUITES", tmp_path)
-    (tmp_path / "broken").mkdir()
-    (tmp_path / "broken" / "test_broken.py").write_text("import does_not_exist\n")
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+def test_suite_runner_reports_a_suite_that_cannot_run(tmp_path):
+    broken = Assignment(Course(tmp_path), "broken")
+    broken.suite.mkdir(parents=True)
+    (broken.suite / "test_broken.py").write_text("import does_not_exist\n")
     with pytest.raises(RuntimeError, match="did not run"):
-        suite.run("broken", suite.local_caller({}))
+        suite.run(broken, suite.local_caller({}))
+    with pytest.raises(LookupError, match="no hidden suite"):
+        suite.run(Assignment(Course(tmp_path), "missing"), suite.local_caller({}))

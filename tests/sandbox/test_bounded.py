@@ -27,10 +27,9 @@ import zmq
 
 from autograder.engine import flags, grade, reference, relay, suite, wire
 from autograder.sandbox import confinement, launcher
-from autograder.engine import kernel as kernel_module
-from autograder.engine import notebook as nbio
-from autograder.engine.kernel import KernelSession, CallFailed
-from support import REPO, grade_measured, run_as, write_notebook
+from autograder.engine import kernel, notebook
+from autograder.engine.kernel import CallFailed, KernelSession
+from support import COURSE, REPO, grade_measured, run_as, write_notebook
 from test_adversarial import (ASSIGNMENT, FULL, SOLUTION_FILE, expected_score, in_place_with,  # noqa: F401
                               instructor, needs_bubblewrap, options, with_answer, with_extra_cell)
 
@@ -132,8 +131,8 @@ class FakeKernel:
         """(the grader's side, the kernel's side) of one connection through the relay."""
         grader = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         grader.connect(f"{self.relay.address}-2")
-        kernel, _ = self.listener.accept()
-        return grader, kernel
+        sender, _ = self.listener.accept()
+        return grader, sender
 
     def close(self):
         self.relay.close()
@@ -159,9 +158,9 @@ def test_the_relay_closes_a_message_of_many_frames_without_buffering_it(tmp_path
     grader reads; through the relay, the grader sees at most one message's cap, then the end."""
     fake = FakeKernel(tmp_path)
     try:
-        grader, kernel = fake.connect()
+        grader, sender = fake.connect()
         frames = [GREETING] + [frame(b"x" * (1 << 20), more=True)] * 600
-        threading.Thread(target=lambda: _send_quietly(kernel, *frames), daemon=True).start()
+        threading.Thread(target=lambda: _send_quietly(sender, *frames), daemon=True).start()
         total, closed = received(grader)
         assert closed and total <= relay.MAX_MESSAGE_BYTES + relay.CHUNK + 64
         assert "bytes" in fake.relay.broken
@@ -182,13 +181,13 @@ def test_the_relay_keeps_at_most_a_chunk_while_the_grader_does_not_read(tmp_path
     the relay stops reading, and holds no more than one chunk."""
     fake = FakeKernel(tmp_path)
     try:
-        grader, kernel = fake.connect()
-        kernel.sendall(GREETING)
-        kernel.settimeout(3)
+        grader, sender = fake.connect()
+        sender.sendall(GREETING)
+        sender.settimeout(3)
         sent = 0
         try:
             while sent < 256 << 20:
-                sent += kernel.send(JUPYTER * 1000)
+                sent += sender.send(JUPYTER * 1000)
         except socket.timeout:
             pass
         assert sent < 32 << 20, f"the kernel got {sent >> 20} MiB past a grader that reads nothing"
@@ -200,8 +199,8 @@ def test_the_relay_keeps_at_most_a_chunk_while_the_grader_does_not_read(tmp_path
 def test_the_relay_stops_at_the_submissions_total(tmp_path):
     fake = FakeKernel(tmp_path, total=4 << 20)
     try:
-        grader, kernel = fake.connect()
-        threading.Thread(target=lambda: _send_quietly(kernel, GREETING + JUPYTER * 100_000),
+        grader, sender = fake.connect()
+        threading.Thread(target=lambda: _send_quietly(sender, GREETING + JUPYTER * 100_000),
                          daemon=True).start()
         total, closed = received(grader)
         assert closed and total <= (4 << 20) + relay.CHUNK
@@ -237,7 +236,7 @@ class FloodingClient:
         return {"parent_header": {"msg_id": "someone else"}, "msg_type": "stream",
                 "content": {"name": "stdout", "text": "x"}}
 
-    get_iopub_msg = get_shell_msg
+    get_msg = get_shell_msg  # as the session's own iopub channel
 
     def execute(self, *args, **kwargs):
         return "this cell"
@@ -249,7 +248,7 @@ class FloodingClient:
 @pytest.fixture
 def flooded_session(monkeypatch):
     session = KernelSession()
-    session.client = FloodingClient()
+    session.client = session.iopub = FloodingClient()
     session.process = subprocess.Popen(["sleep", "60"], start_new_session=True)
     monkeypatch.setattr(session, "_iopub_dropped", lambda deadline: False)
     monkeypatch.setattr(session, "_interrupt", lambda msg_id: False)
@@ -385,8 +384,8 @@ def read_costs(raw):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     try:
-        outcome = nbio.read_submission(raw)
-    except nbio.NotebookProblem as problem:
+        outcome = notebook.read_submission(raw)
+    except notebook.NotebookProblem as problem:
         outcome = problem
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
@@ -418,18 +417,18 @@ def test_reading_a_submission_is_bounded(bomb):
     """The reader child, not the grader, parses: within its CPU time, in linear-time patterns,
     and what it cannot read is refused with a sentence."""
     raw = READER_BOMBS[bomb]
-    assert len(raw) <= nbio.MAX_BYTES
+    assert len(raw) <= notebook.MAX_BYTES
     outcome, seconds, cpu = read_costs(raw)
     print(f"\n[bounded] reading {bomb} ({len(raw) >> 10} KiB): {seconds:.2f} s wall, "
           f"{cpu:.2f} s CPU in the reader; "
           + (f"refused: {outcome}" if isinstance(outcome, Exception) else "read"))
-    assert cpu <= nbio.READ_CPU_SECONDS + 1
-    assert seconds < 3 * nbio.READ_CPU_SECONDS
+    assert cpu <= notebook.READ_CPU_SECONDS + 1
+    assert seconds < 3 * notebook.READ_CPU_SECONDS
     if isinstance(outcome, Exception):
         assert str(outcome).endswith("resubmit") or "not valid JSON" in str(outcome), outcome
     else:
-        notebook, found = outcome
-        assert notebook["metadata"] == {} and len(notebook["cells"]) <= nbio.MAX_CELLS
+        read, found = outcome
+        assert read["metadata"] == {} and len(read["cells"]) <= notebook.MAX_CELLS
 
 
 @pytest.mark.parametrize("bomb", ["a 16 MiB cell of [a,a,...]", "18 MiB of empty objects",
@@ -455,10 +454,10 @@ def test_a_huge_notebook_costs_the_grader_little(bomb, tmp_path):
 def test_no_pattern_of_the_flagger_is_superlinear():
     """Doubling a pathological cell at most about doubles the time to flag it."""
     def cost(lines):
-        notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source":
+        cells = {"cells": [{"cell_type": "code", "metadata": {}, "source":
                                "\n" * lines + "% x\n" + " \n" * lines + "x?\n" * lines}]}
         started = time.process_time()
-        flags.scan(notebook)
+        flags.scan(cells)
         return time.process_time() - started
     cost(1000)
     small, large = cost(50_000), cost(200_000)
@@ -522,11 +521,11 @@ def test_the_grader_connects_to_no_path_the_kernel_controls(tmp_path):
     threading.Thread(target=count, daemon=True).start()
     attack = f"HOST = {str(host / 'host.sock')!r}\n" + PATHS_ATTACK
     later = "print('ACCEPTED', len(accepted))\n"
-    notebook = with_extra_cell(attack)
-    notebook["cells"].append(code(later))
-    path = write_notebook(tmp_path / "paths" / ASSIGNMENT / SOLUTION_FILE.name, notebook)
+    attacked = with_extra_cell(attack)
+    attacked["cells"].append(code(later))
+    path = write_notebook(tmp_path / "paths" / ASSIGNMENT / SOLUTION_FILE.name, attacked)
     try:
-        result, executed = grade.grade_notebook(path, ASSIGNMENT, options())
+        result, executed = grade.grade_notebook(path, COURSE.assignment(ASSIGNMENT), options())
     finally:
         stopped = True
         listener.close()
@@ -545,8 +544,8 @@ def test_the_grader_reaches_its_kernel_only_through_its_own_folder():
         folder = int(session.relay.address.split("/")[4])
         assert os.readlink(f"/proc/self/fd/{folder}") == runtime
         assert all(u.startswith(f"ipc://{session.relay.address}-") for u in urls), urls
-        for channel in (session.client.shell_channel, session.client.iopub_channel):
-            assert channel.socket.getsockopt(zmq.RCVHWM) == kernel_module.RECEIVE_QUEUE
+        for channel in (session.client.shell_channel, session.iopub):
+            assert channel.socket.getsockopt(zmq.RCVHWM) == kernel.RECEIVE_QUEUE
             assert channel.socket.getsockopt(zmq.MAXMSGSIZE) == relay.MAX_MESSAGE_BYTES
         inside = session.execute("import os\nprint(sorted(os.listdir(os.path.expanduser("
                                  "'~/.kernel'))))", 30)
@@ -674,7 +673,7 @@ AGENT_REACHES = {
     "sys.modules and __dict__": "import sys\nagent = sys.modules['__main__'].__dict__['__atten' + "
                                 "'tion_course_agent__']\nagent._array_equal = _same\n",
     "the garbage collector": "import gc\nagent = [m for m in gc.get_objects() if "
-                             "getattr(m, '__name__', '') == 'attention_course' + '_agent'][0]\n"
+                             "getattr(m, '__name__', '') == 'autograder' + '_agent'][0]\n"
                              "agent._array_equal = _same\n",
     "a frame's globals": "import inspect\nagent = inspect.currentframe().f_globals['__atten' + "
                          "'tion_course_agent__']\nagent._array_equal = _same\n",
@@ -698,8 +697,8 @@ ESCAPES = {
 
 @pytest.mark.parametrize("reach", list(AGENT_REACHES))
 def test_every_reach_for_the_agent_is_flagged(reach):
-    notebook = in_place_with(SAME + AGENT_REACHES[reach])
-    assert flags.scan(nbio.check_structure(notebook)), reach
+    attacked = in_place_with(SAME + AGENT_REACHES[reach])
+    assert flags.scan(notebook.check_structure(attacked)), reach
 
 
 @pytest.mark.parametrize("escape", list(ESCAPES))
@@ -723,14 +722,14 @@ def test_a_hidden_in_place_change_ends_at_the_honest_score_or_flagged(reach, tmp
     without naming it. It either loses the point it should, or is flagged."""
     path = write_notebook(tmp_path / "reach" / ASSIGNMENT / SOLUTION_FILE.name,
                           in_place_with(SAME + AGENT_REACHES[reach]))
-    result = grade.grade_safely(path, ASSIGNMENT, options())
+    result = grade.grade_safely(path, COURSE.assignment(ASSIGNMENT), options())
     honest = expected_score("patch numpy to hide an in-place change")
     assert result.score == honest or result.flags, (result.score, result.flags)
     print(f"\n[bounded] {reach}: score {result.score:g} (honest {honest:g}), flags {result.flags}")
 
 
 def test_what_rests_on_the_kernels_word_is_labelled():
-    result = grade.grade_local(ASSIGNMENT, reference.namespace(ASSIGNMENT))
+    result = grade.grade_local(COURSE.assignment(ASSIGNMENT), reference.namespace(COURSE.assignment(ASSIGNMENT)))
     labelled = [t for t in result.tests if t.feedback == suite.KERNEL_WORD]
     assert result.score == FULL and labelled
     assert all(t.passed for t in labelled)

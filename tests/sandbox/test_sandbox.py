@@ -8,12 +8,10 @@ from pathlib import Path
 import pytest
 
 from autograder.course import exchange
-from autograder.engine import catalogue, flags, reference, suite
-from autograder.sandbox import confinement
-from autograder.engine import notebook as nbio
-from autograder.engine import kernel as kernel_module
+from autograder.engine import catalogue, flags, kernel, notebook
 from autograder.engine.kernel import KernelSession
-from support import REPO
+from autograder.sandbox import confinement
+from support import ASSIGNMENTS, COURSE, REPO
 
 
 def mount_args(args):
@@ -28,16 +26,17 @@ def mount_args(args):
 
 
 def test_the_sandbox_binds_no_course_folder_and_no_whole_machine(tmp_path):
-    args = confinement.bubblewrap_args(tmp_path / "kernel.json", confinement.Limits(), tmp_path / "passwd",
-                                   uid=confinement.kernel_uid())
+    args = confinement.bubblewrap_args(tmp_path / "kernel.json", confinement.Limits(),
+                                       tmp_path / "passwd", uid=confinement.kernel_uid(),
+                                       visible=COURSE.learner_packages)
     binds, _ = mount_args(args)
     assert "/" not in binds and "/etc" not in binds and "/usr" not in binds
     assert "/usr/local" not in binds, "nbgrader's default exchange lives under /usr/local/share"
-    for private in (REPO, REPO / "autograder", suite.SUITES, reference.SOLUTIONS, Path.home(),
-                    Path("/tmp"), Path("/srv"), Path("/var")):
+    for private in (REPO, REPO / "autograder", COURSE.suites_folder, COURSE.solutions_folder,
+                    Path.home(), Path("/tmp"), Path("/srv"), Path("/var")):
         assert not any(Path(b) == private or private.is_relative_to(b) for b in binds), private
-    helpers = Path(confinement.python_layout()["helpers"]).resolve()
-    assert any(helpers.is_relative_to(b) for b in binds)
+    [helpers] = confinement.python_layout(show=("helpers",))["show"]
+    assert any(Path(helpers).resolve().is_relative_to(b) for b in binds)
     assert "--clearenv" in args and "--unshare-net" in args and "--new-session" in args
 
 
@@ -47,11 +46,11 @@ def test_an_engine_installed_inside_site_packages_is_covered(tmp_path, monkeypat
     site = tmp_path / "site-packages"
     (site / "autograder" / "suites").mkdir(parents=True)
     (site / "helpers").mkdir()
-    layout = dict(confinement.python_layout(), path=[str(site)], helpers=str(site / "helpers"),
-                  autograder=str(site / "autograder"), site_packages=[str(site)])
-    monkeypatch.setattr(sandbox, "python_layout", lambda: layout)
+    layout = dict(confinement.python_layout(), path=[str(site)], show=[str(site / "helpers")],
+                  hide=[str(site / "autograder")], site_packages=[str(site)])
+    monkeypatch.setattr(confinement, "python_layout", lambda **which: layout)
     args = confinement.bubblewrap_args(tmp_path / "k.json", confinement.Limits(), tmp_path / "p",
-                                   private=[str(tmp_path / "elsewhere")])
+                                       private=[str(tmp_path / "elsewhere")])
     binds, tmpfs = mount_args(args)
     assert str(site) in binds and str(site / "autograder") in tmpfs
     assert str(tmp_path / "elsewhere") not in tmpfs  # not inside anything bound: simply absent
@@ -72,10 +71,10 @@ def test_inside_a_kernel_only_the_allowlist_is_mounted(tmp_path):
     if not confinement.available():
         pytest.skip("bubblewrap is not installed")
     expected, covers = mount_args(confinement.bubblewrap_args(Path("/k"), confinement.Limits(),
-                                                          Path("/p"), uid=1,
-                                                          seeds=kernel_module.home_seeds(tmp_path)))
-    with KernelSession(mode=confinement.BUBBLEWRAP) as kernel:
-        result = kernel.execute(
+                                                              Path("/p"), uid=1,
+                                                              seeds=kernel.home_seeds(tmp_path)))
+    with KernelSession(mode=confinement.BUBBLEWRAP) as session:
+        result = session.execute(
             "import json, os\nprint(json.dumps([[l.split()[4] for l in open('/proc/self/mountinfo')],"
             " sorted(os.listdir('/')), os.getuid(), dict(os.environ)]))", 30)
     text = "".join(o.get("text", "") for o in result.outputs)
@@ -90,7 +89,7 @@ def test_inside_a_kernel_only_the_allowlist_is_mounted(tmp_path):
     assert uid != os.getuid() or os.geteuid() != 0
     home = [p for p in points if p.startswith(confinement.INSIDE_HOME + "/")]
     assert home == [f"{confinement.INSIDE_HOME}/.matplotlib/{name}" for name, _ in
-                    [kernel_module.matplotlib_font_list.get()] if name] or home == [], (
+                    [kernel.matplotlib_font_list.get()] if name] or home == [], (
         "the home holds at most one read-only file: matplotlib's font list")
     assert set(env) <= set(confinement.kernel_environment("/")) | {"PWD", "SHLVL", "_"} | {
         "LC_CTYPE", "PYDEVD_USE_FRAME_EVAL", "TERM", "CLICOLOR", "FORCE_COLOR", "CLICOLOR_FORCE",
@@ -103,7 +102,7 @@ def test_flags_name_code_that_patches_modules_or_the_agent():
          "metadata": {}},
         {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "softmax"}}, "source":
          "np.allclose = lambda *a: True\nj.dumps = None\nsetattr(np.testing, 'x', 1)\n"
-         "import sys\nsys.modules['pytest'] = 1\n__attention_course_agent__.x = 1\n"
+         "import sys\nsys.modules['pytest'] = 1\n__autograder_agent__.x = 1\n"
          "del np.linalg.norm\nvars(np)['a'] = 1\nnp.__dict__['b'] = 2\n"},
         {"cell_type": "code", "metadata": {}, "source":
          "def softmax(z, axis=-1):\n    e = np.exp(z - z.max(axis, keepdims=True))\n"
@@ -113,7 +112,7 @@ def test_flags_name_code_that_patches_modules_or_the_agent():
     found = flags.scan(notebook)
     assert all(line.startswith("cell 2 ('softmax') ") for line in found)
     for words in ("assigns np.allclose", "assigns j.dumps", "calls setattr on np.testing",
-                  "sys.modules", "__attention_course_agent__", "deletes np.linalg.norm",
+                  "sys.modules", "__autograder_agent__", "deletes np.linalg.norm",
                   "vars(np)", "np.__dict__"):
         assert any(words in line for line in found), words
 
@@ -121,14 +120,14 @@ def test_flags_name_code_that_patches_modules_or_the_agent():
 def test_ordinary_answers_are_not_flagged():
     """No solution, and no mutant or alternative of the catalogue (wrong and right answers
     written as learners write them), is flagged."""
-    for assignment in reference.assignments():
-        solution = json.loads(reference.solution_notebook(assignment).read_text())
+    for assignment in ASSIGNMENTS:
+        solution = json.loads(COURSE.assignment(assignment).solution.read_text())
         for cell in solution["cells"]:
             cell["source"] = "".join(cell["source"])
         assert flags.scan(solution) == [], assignment
-        for entry in catalogue.entries(assignment):
-            notebook = nbio.check_structure(catalogue.notebook_with(entry))
-            assert flags.scan(notebook) == [], entry.key
+        for entry in catalogue.entries(COURSE.assignment(assignment)):
+            submitted = notebook.check_structure(catalogue.notebook_with(entry))
+            assert flags.scan(submitted) == [], entry.key
 
 
 def test_collect_copies_regular_files_only_and_follows_no_link(tmp_path, caplog):
@@ -136,7 +135,7 @@ def test_collect_copies_regular_files_only_and_follows_no_link(tmp_path, caplog)
     (source / "sub").mkdir(parents=True)
     (source / "answer.ipynb").write_text("{}")
     (source / "sub" / "notes.txt").write_text("n")
-    (source / "suite.py").symlink_to(Path(suite.SUITES) / "00-getting-started")
+    (source / "suite.py").symlink_to(COURSE.assignment("00-getting-started").suite)
     (source / "sub" / "secret").symlink_to("/etc/passwd")
     os.mkfifo(source / "pipe")
     assert "is a symbolic link" in exchange.find_problem(str(source))
@@ -159,13 +158,13 @@ def test_a_kernel_starts_with_matplotlibs_font_list_and_never_rebuilds_it():
     import does not rebuild it; the folder stays writable, the list read-only."""
     if not confinement.available():
         pytest.skip("bubblewrap is not installed")
-    fonts = kernel_module.matplotlib_font_list
+    fonts = kernel.matplotlib_font_list
     fonts.get()
     fonts.thread.join(120)
     name, text = fonts.get()
     assert name.startswith("fontlist-") and json.loads(text)["ttflist"]
-    with KernelSession(mode=confinement.BUBBLEWRAP) as kernel:
-        result = kernel.execute(
+    with KernelSession(mode=confinement.BUBBLEWRAP) as session:
+        result = session.execute(
             "import os, json, matplotlib, matplotlib.font_manager as fm\n"
             "folder = matplotlib.get_cachedir()\n"
             "path = os.path.join(folder, os.listdir(folder)[0])\n"
@@ -184,12 +183,13 @@ def test_an_interpreter_under_tmp_keeps_tmp_for_itself(monkeypatch, tmp_path):
         return [args[i + 1:i + 3] for i, a in enumerate(args) if a == "--symlink"]
 
     scratch = [f"{confinement.INSIDE_HOME}/tmp", "/tmp"]
-    normal = confinement.bubblewrap_args(tmp_path / "k.json", confinement.Limits(), tmp_path / "p", uid=1)
+    normal = confinement.bubblewrap_args(tmp_path / "k.json", confinement.Limits(), tmp_path / "p",
+                                         uid=1)
     real = confinement.readable_paths
-    monkeypatch.setattr(sandbox, "readable_paths", lambda layout: (
+    monkeypatch.setattr(confinement, "readable_paths", lambda layout: (
         lambda found: ([*found[0], "/tmp"], found[1], found[2]))(real(layout)))
-    under_tmp = confinement.bubblewrap_args(tmp_path / "k.json", confinement.Limits(), tmp_path / "p",
-                                        uid=1)
+    under_tmp = confinement.bubblewrap_args(tmp_path / "k.json", confinement.Limits(),
+                                            tmp_path / "p", uid=1)
     if any(b == "/tmp" or b.startswith("/tmp/") for b in real(confinement.python_layout())[0]):
         assert scratch not in symlinks(normal)  # this very interpreter lives under /tmp
     else:
@@ -198,3 +198,42 @@ def test_an_interpreter_under_tmp_keeps_tmp_for_itself(monkeypatch, tmp_path):
     assert any(under_tmp[i:i + 3] == ["--ro-bind", "/tmp", "/tmp"] for i in range(len(under_tmp)))
     env = confinement.kernel_environment(confinement.INSIDE_HOME)
     assert env["TMPDIR"] == confinement.INSIDE_HOME
+
+
+def test_the_launcher_finds_the_private_hook_it_needs_in_ipykernel():
+    """The launcher serves each channel on the grader's socket through ipykernel's private
+    ``IPKernelApp._bind_socket(socket, port)`` (ipykernel has no public hook for it): this fails,
+    rather than every kernel failing to start, the day ipykernel drops or changes it."""
+    import inspect
+
+    from ipykernel.kernelapp import IPKernelApp
+    assert list(inspect.signature(IPKernelApp._bind_socket).parameters) == ["self", "s", "port"]
+
+
+@pytest.mark.parametrize("mode", sorted(confinement.MODES))
+def test_each_confinement_says_how_to_start_a_kernel(mode, tmp_path):
+    """One object per confinement mode answers the session's questions (the socket folder the
+    connection file names, the command around the kernel, its environment and folder): the
+    session itself never asks which mode it has."""
+    held = confinement.confinement(mode, confinement.Limits(), private=[str(tmp_path / "x")])
+    assert held.mode == mode
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    seed = tmp_path / "fontlist.json"
+    seed.write_text("{}")
+    sockets = held.prepare(runtime, [(str(seed), ".matplotlib/fontlist.json")], None)
+    connection = runtime / "kernel.json"
+    connection.write_text("{}")
+    if mode == confinement.BUBBLEWRAP:
+        assert sockets == confinement.INSIDE_SOCKETS
+        assert held.connection(connection) == confinement.INSIDE_CONNECTION
+        assert held.environment(runtime) == {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        if confinement.available():
+            assert held.wrap(runtime, connection, None, [])[0] == confinement.bubblewrap()
+    else:
+        home = runtime / "home"
+        assert sockets == str(home / ".kernel" / "ipc")
+        assert (home / ".matplotlib" / "fontlist.json").read_text() == "{}"
+        assert held.connection(connection) == str(connection)
+        assert held.environment(runtime)["HOME"] == str(home)
+        assert held.working_folder(runtime) == str(home)

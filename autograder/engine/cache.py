@@ -1,0 +1,227 @@
+"""Results kept on disk: written whole or not at all, under a key that cannot go stale.
+
+A result is kept under :func:`content_key`, a digest of everything it depends on:
+
+- the graded content: the cells after the locked ones are restored (or the bytes of a notebook
+  that could not be read);
+- every setting that can change a result (:func:`~autograder.engine.options.result_values`);
+- the assignment's version (:func:`version`): its suite folder and the suites' own
+  ``conftest.py``, its instructor notebook (the reference) and its release (the locked cells), and
+  the grading code.
+
+The grading code is not a list kept by hand: it is the import closure (:func:`closure`) of the
+engine's grading entry point (:mod:`autograder.engine.grade`) and of the suite's files, read from
+their import statements (those inside functions too). Modules of the engine's own distribution
+(and any module no installed distribution claims) count by their bytes; the standard library and
+other distributions (numpy, pytest, pyzmq...) by the interpreter's version and the distribution's
+version. The grading code's digest is taken once per process (:func:`code_digest`): it is the
+code this process runs. The course's files are read at every call.
+
+Every file the grader writes (a kept result, ``--json``, Gradescope's ``results.json``, a mark of
+the recording) goes through :func:`write_atomically`: a reader sees the whole of it or nothing.
+"""
+from __future__ import annotations
+
+import ast
+import errno
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any, Iterable
+
+from .assignment import Assignment
+from .options import Options, result_values
+from .result import Result
+
+ENTRY_POINT = __name__.rsplit(".", 1)[0] + ".grade"  # what grading one notebook runs
+ENGINE_PACKAGE = __name__.split(".")[0]
+
+
+class StateFull(OSError):
+    """The state folder's disk is full: grading must stop, keeping what it recorded."""
+
+
+def write_atomically(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader only ever sees the whole of it: a temporary
+    file named after this process (cleared by a later run if this one is killed), flushed to
+    disk, then renamed into place. A full disk raises :class:`StateFull` and leaves nothing."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StateFull(error.errno, f"the state folder {path.parent} is full "
+                            f"({error.strerror})") from None
+        raise
+
+
+# ------------------------------------------------------------------ the grading code
+
+@functools.lru_cache(maxsize=None)
+def _distributions() -> dict[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
+def _own_distributions() -> set[str]:
+    return set(_distributions().get(ENGINE_PACKAGE, []))
+
+
+def imported_names(path: Path, module: str | None = None, package: bool = False) -> set[str]:
+    """The modules the file ``path`` may import, every import statement counted (those inside
+    functions too), each with its parent packages; ``from m import x`` counts ``m.x`` too, in case
+    ``x`` is a module. Relative imports are resolved against ``module`` (None: skipped)."""
+    found: set[str] = set()
+    here = (module if package else module.rpartition(".")[0]) if module else None
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            bases = [alias.name for alias in node.names]
+            extra: list[str] = []
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if here is None:
+                    continue
+                parts = here.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                base = f"{base}.{node.module}" if node.module else base
+            else:
+                base = node.module or ""
+            bases = [base]
+            extra = [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"]
+        else:
+            continue
+        for name in bases:
+            parts = name.split(".")
+            found |= {".".join(parts[:depth]) for depth in range(1, len(parts) + 1)}
+        found |= set(extra)
+    return {name for name in found if name}
+
+
+def _source_of(name: str) -> tuple[Path, bool] | None:
+    """``(file, is a package)`` of first-party module ``name``, or None (not a module, no source)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin), spec.submodule_search_locations is not None
+
+
+def closure(modules: Iterable[str], files: Iterable[Path] = ()) -> tuple[dict[str, Path], set[str]]:
+    """The grading code reached from ``modules`` (names) and ``files`` (a suite's): ``(module name
+    -> source file, for every first-party module; "distribution==version" of every other
+    distribution imported)``. The standard library is left out (the interpreter's version stands
+    for it)."""
+    own = _own_distributions()
+    todo: list[str] = list(modules)
+    for path in files:
+        todo += imported_names(path)
+    found: dict[str, Path] = {}
+    others: set[str] = set()
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        top = name.split(".")[0]
+        if top in sys.stdlib_module_names or top == "__future__":
+            continue
+        owners = set(_distributions().get(top, []))
+        if owners and not owners & own:
+            others |= {f"{d}=={importlib.metadata.version(d)}" for d in owners}
+            continue
+        located = _source_of(name)
+        if located is None:
+            continue
+        path, package = located
+        found[name] = path
+        todo += sorted(imported_names(path, name, package))
+    return found, others
+
+
+def _digest(modules: tuple[str, ...]) -> str:
+    files, others = closure(modules)
+    digest = hashlib.sha256(f"python {platform.python_version()}\0".encode())
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + files[name].read_bytes() + b"\0")
+    for distribution in sorted(others):
+        digest.update(distribution.encode() + b"\0")
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def code_digest(modules: tuple[str, ...]) -> str:
+    """A digest of the grading code :func:`closure` reaches from ``modules``, taken once per
+    process: the code this process runs."""
+    return _digest(modules)
+
+
+# ------------------------------------------------------------------ an assignment's version
+
+def suite_files(assignment: Assignment) -> list[Path]:
+    """The files of the assignment's suite folder, and the suites' own ``conftest.py`` (pytest
+    loads it when it runs the suite)."""
+    files = sorted(p for p in assignment.suite.rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts)
+    conftest = assignment.course.suites_folder / "conftest.py"
+    return files + ([conftest] if conftest.is_file() else [])
+
+
+def version(assignment: Assignment) -> str:
+    """A digest of everything a score of ``assignment`` depends on but the notebook and the
+    settings: the grading code, the suite, the reference and the release."""
+    files = suite_files(assignment)
+    modules = {ENTRY_POINT}
+    for path in files:
+        if path.suffix == ".py":
+            modules |= imported_names(path)
+    digest = hashlib.sha256(code_digest(tuple(sorted(modules))).encode())
+    for path in [*files, assignment.solution, assignment.release]:
+        digest.update(str(path.relative_to(assignment.course.root)).encode() + b"\0"
+                      + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ kept results
+
+def content_key(assignment: Assignment, options: Options, content: dict[str, Any] | bytes) -> str:
+    """Identifies what grading depends on: the graded cells (or raw bytes), the settings that can
+    change a result, and the assignment's version."""
+    digest = hashlib.sha256(assignment.name.encode() + b"\0" + version(assignment).encode() + b"\0"
+                            + json.dumps(result_values(options), sort_keys=True).encode())
+    if isinstance(content, bytes):
+        digest.update(b"raw:" + content)
+    else:
+        digest.update(json.dumps([[c["cell_type"], c["source"]] for c in content["cells"]]).encode())
+    return digest.hexdigest()[:32]
+
+
+def lookup(folder: str | Path, key: str) -> tuple[Result, dict[str, Any] | None] | None:
+    """The result kept under ``key`` and its executed notebook (None for a notebook that did not
+    run), or None when nothing is kept (a damaged entry is as good as none: it is graded again)."""
+    entry = Path(folder) / f"{key}.json"
+    try:
+        stored = json.loads(entry.read_text())
+        executed = stored["executed"]
+        return Result.from_json(stored["result"]), (dict(executed) if executed else None)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store(folder: str | Path, key: str, result: Result, executed: dict[str, Any] | None) -> None:
+    write_atomically(Path(folder) / f"{key}.json",
+                     json.dumps({"result": result.to_json(), "executed": executed}))
