@@ -17,7 +17,7 @@ from . import identity
 from .folders import STATE_VARIABLE, cache_dir, gradebook_path, state_dir
 from .recorder import Recorder, RecorderStopped
 from ..engine import batch
-from ..engine.assignment import Assignment, Course
+from ..engine.assignment import Assignment
 from ..engine.cache import write_atomically
 from ..engine.options import Options, config_arguments
 from ..engine.result import Result

@@ -18,7 +18,6 @@ import re
 import pytest
 
 import claims
-from autograder.engine import reference
 from support import ASSIGNMENTS, COURSE, cell_source as source, solution_cells as notebook_cells
 
 WITH_CLAIMS = [a for a in ASSIGNMENTS if claims.load(a) is not None]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.engine import catalogue, reference
+from autograder.engine import catalogue
 from helpers import checks, plots
 from support import COURSE, write_notebook
 
@@ -138,7 +138,8 @@ def self_check(path):
 @pytest.mark.slow
 def test_self_check_passes_a_solution_and_fails_a_mistake(tmp_path):
     assignment = "00-getting-started"
-    good = write_notebook(tmp_path / "good" / "getting-started.ipynb", catalogue.filled_notebook(COURSE.assignment(assignment)))
+    good = write_notebook(tmp_path / "good" / "getting-started.ipynb",
+                          catalogue.filled_notebook(COURSE.assignment(assignment)))
     run = self_check(good)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "row_normalize" in run.stdout and "PASS" in run.stdout
@@ -156,13 +157,14 @@ def test_self_check_passes_a_solution_and_fails_a_mistake(tmp_path):
 def test_self_check_and_nbgrader_validate_give_the_same_verdict(tmp_path):
     assignment = "00-getting-started"
     validate = str(Path(sys.executable).parent / "nbgrader")
-    unanswered = catalogue.filled_notebook(COURSE.assignment(assignment))        # right code, written answer left empty
+    unanswered = catalogue.filled_notebook(COURSE.assignment(assignment))  # written answer empty
     released = json.loads(COURSE.assignment(assignment).release.read_text())
     for cell, blank in zip(unanswered["cells"], released["cells"]):
         if cell["cell_type"] == "markdown" and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
             cell["source"] = blank["source"]
+    mistake = catalogue.mutants(COURSE.assignment(assignment), "row_normalize")[0]
     cases = {"good": catalogue.filled_notebook(COURSE.assignment(assignment)),
-             "bad": catalogue.notebook_with(catalogue.mutants(COURSE.assignment(assignment), "row_normalize")[0]),
+             "bad": catalogue.notebook_with(mistake),
              "unanswered": unanswered}
     for name, notebook in cases.items():
         path = write_notebook(tmp_path / name / "getting-started.ipynb", notebook)

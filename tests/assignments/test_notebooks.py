@@ -82,7 +82,8 @@ def test_learner_notebook_has_no_solution_or_hidden_tests(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_each_graded_function_has_one_answer_cell_and_one_check_worth_its_tests(assignment):
-    result = grade.grade_local(COURSE.assignment(assignment), reference.namespace(COURSE.assignment(assignment)))
+    found = COURSE.assignment(assignment)
+    result = grade.grade_local(found, reference.namespace(found))
     notebook = cells(COURSE.assignment(assignment).solution)
     answers = [nbgrader_meta(c)["grade_id"] for c in notebook
                if nbgrader_meta(c).get("solution") and c["cell_type"] == "code"]
@@ -228,8 +229,9 @@ def works(assignment, name, definition, body):
         # the check reads a name the notebook defines in an experiment: the hidden suite decides
     except Exception:
         return False
-    namespace = catalogue.with_source(reference.namespace(COURSE.assignment(assignment)), candidate)
-    result = grade.grade_local(COURSE.assignment(assignment), namespace).exercises[name]
+    found = COURSE.assignment(assignment)
+    namespace = catalogue.with_source(reference.namespace(found), candidate)
+    result = grade.grade_local(found, namespace).exercises[name]
     return result["score"] == result["max_score"]
 
 

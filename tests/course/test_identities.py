@@ -474,7 +474,6 @@ def test_a_bad_folder_name_in_submitted_stops_neither_grading_nor_recording(rele
         assert [s.id for s in book.students] == ["alice"]
         assert book.find_submission(ASSIGNMENT, "alice").score == FULL
 
-    from autograder.engine import grade
     with pytest.raises(instructor.RecordingFailed, match="not recorded: 'bob\\\\n' is not a valid"):
         instructor.record(COURSE.assignment(ASSIGNMENT), ["alice", "bob\n"],
                           Options(sandbox="require"), state)
@@ -575,7 +574,6 @@ def notebook_answer(notebook):
 def hostile_class(tmp_path_factory, listener):
     """A class of two graded by the course and given feedback by nbgrader: honest (full marks)
     and mallory (the hostile notebook, whose function raises)."""
-    from autograder.engine import grade
     from autograder.sandbox import confinement
     if not confinement.available():
         pytest.skip("bubblewrap is not installed: the class cannot be graded here")

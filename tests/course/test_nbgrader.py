@@ -7,7 +7,7 @@ import json
 import pytest
 
 from autograder.course import instructor
-from autograder.engine import catalogue, grade, reference
+from autograder.engine import catalogue, grade
 from support import COURSE, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader-class")]
@@ -41,7 +41,8 @@ def graded_class(tmp_path_factory):
     expected_bob, mutant = next((s, m) for s, m in scored if 0 < s < AUTOGRADED)  # partial credit
     name = COURSE.assignment(ASSIGNMENT).solution.name
     submitted = state / "submitted"
-    write_notebook(submitted / "alice" / ASSIGNMENT / name, catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
+    write_notebook(submitted / "alice" / ASSIGNMENT / name,
+                   catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
     bob = catalogue.notebook_with(mutant)
     bob["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
                          "source": "import warnings\nwarnings.warn('a learner warning on stderr')"})

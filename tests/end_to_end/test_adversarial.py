@@ -455,7 +455,8 @@ def test_no_earlier_submission_changes_a_later_ones_score(tmp_path, secret_file)
         place(name, path)
         paths.append(path)
     honest = write_notebook(tmp_path / "honest" / ASSIGNMENT / SOLUTION_FILE.name, base())
-    results = batch.grade_many(paths + [honest], COURSE.assignment(ASSIGNMENT), options(), jobs=1, progress=False)
+    results = batch.grade_many(paths + [honest], COURSE.assignment(ASSIGNMENT), options(), jobs=1,
+                               progress=False)
     alone = grade.grade_safely(honest, COURSE.assignment(ASSIGNMENT), options())
     for name, result in zip(attackers, results):
         check_result(name, result)
@@ -622,7 +623,8 @@ def nbgrader_class(top):
         place(name, inbound_entry(exchange, f"attacker{number}") / SOLUTION_FILE.name)
         expected[f"attacker{number}"] = expected_score(name)
     honest = inbound_entry(exchange, "honest")
-    write_notebook(honest / SOLUTION_FILE.name, catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
+    write_notebook(honest / SOLUTION_FILE.name,
+                   catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
     write_notebook(honest / "extra.ipynb", base())  # reported, not graded
     expected["honest"] = FULL
     place("the notebook is a link to the solution",
@@ -698,8 +700,8 @@ def test_attacks_through_nbgrader_collect_autograde_and_feedback(who, request, s
 
 
 def test_require_sandbox_refuses_without_bubblewrap(monkeypatch):
-    monkeypatch.setattr(sandbox, "bubblewrap", lambda: None)
-    monkeypatch.setattr(sandbox, "namespaces_work", lambda: False)
+    monkeypatch.setattr(confinement, "bubblewrap", lambda: None)
+    monkeypatch.setattr(confinement, "namespaces_work", lambda: False)
     with pytest.raises(confinement.SandboxUnavailable, match="bubblewrap"):
         Options(sandbox="require").confinement()
     monkeypatch.setattr(os, "geteuid", lambda: 1000)

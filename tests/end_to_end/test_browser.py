@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from autograder.engine import reference
 from autograder.tools import demo
 from support import COURSE, REPO
 

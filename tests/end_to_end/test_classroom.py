@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.engine import catalogue, reference
+from autograder.engine import catalogue
 from support import (BIN, COURSE, REPO, interpreter_open_to_others, needs_root_and_users, os_users,
                      run_as)
 
@@ -82,7 +82,8 @@ def test_release_submit_grade_feedback_export_with_real_users(people):
         shutil.chown(path, names[role], names[role])
 
     right = catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT))
-    wrong = catalogue.notebook_with(catalogue.mutants(COURSE.assignment(ASSIGNMENT), "row_normalize")[0])
+    wrong = catalogue.notebook_with(
+        catalogue.mutants(COURSE.assignment(ASSIGNMENT), "row_normalize")[0])
     for role in ("alice", "bob", "carol"):
         learner(role, "nbgrader", "fetch_assignment", ASSIGNMENT, *learner_flags)
         assert (homes[role] / ASSIGNMENT / NOTEBOOK).exists()

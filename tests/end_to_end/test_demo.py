@@ -5,7 +5,7 @@ import json
 import pytest
 
 from autograder.tools import demo
-from support import COURSE, ASSIGNMENTS
+from support import COURSE
 
 
 
@@ -37,8 +37,8 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
 def test_report_labels_are_whole_test_names():
     from autograder.engine import grade, reference
     from autograder.tools.report import pass_rate_labels
-    keys = [(a, t.name) for a in ASSIGNMENTS
-            for t in grade.grade_local(COURSE.assignment(a), reference.namespace(COURSE.assignment(a))).tests]
+    keys = [(a.name, t.name) for a in COURSE.assignments()
+            for t in grade.grade_local(a, reference.namespace(a)).tests]
     labels = pass_rate_labels(keys)
     assert len(set(labels)) == len(set(keys))
     assert all(label.replace("\n", " ").endswith(name) for label, (_, name) in zip(labels, keys))

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.engine import catalogue, grade, reference
+from autograder.engine import catalogue, grade
 from support import COURSE, REPO, interpreter_open_to_others, needs_root_and_users, run_as
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("users")]

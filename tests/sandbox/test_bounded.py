@@ -650,8 +650,9 @@ def test_a_kernel_is_held_to_its_total_in_every_layout(who, tmp_path, request):
 
 def test_the_run_says_when_no_mechanism_holds_the_total(monkeypatch):
     monkeypatch.setattr(confinement.Cgroup, "works", classmethod(lambda cls, limits: False))
-    monkeypatch.setattr(sandbox, "one_process_works", lambda: False)
-    assert "NOT held in total" in confinement.limits_statement(confinement.BUBBLEWRAP, confinement.Limits())
+    monkeypatch.setattr(confinement, "one_process_works", lambda: False)
+    assert "NOT held in total" in confinement.limits_statement(confinement.BUBBLEWRAP,
+                                                               confinement.Limits())
 
 
 def test_the_one_process_filter_covers_this_machine():
@@ -729,7 +730,8 @@ def test_a_hidden_in_place_change_ends_at_the_honest_score_or_flagged(reach, tmp
 
 
 def test_what_rests_on_the_kernels_word_is_labelled():
-    result = grade.grade_local(COURSE.assignment(ASSIGNMENT), reference.namespace(COURSE.assignment(ASSIGNMENT)))
+    found = COURSE.assignment(ASSIGNMENT)
+    result = grade.grade_local(found, reference.namespace(found))
     labelled = [t for t in result.tests if t.feedback == suite.KERNEL_WORD]
     assert result.score == FULL and labelled
     assert all(t.passed for t in labelled)
