@@ -7,3 +7,7 @@ from support import course_state  # noqa: F401
 
 # nbgrader runs `alembic` by name; make the test environment's bin/ visible as `make` does.
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+
+# A course of its own for the end-to-end tests (tests/end_to_end/test_second_course.py): its hidden
+# suite is graded by the engine, never collected as the project's tests.
+collect_ignore = ["end_to_end/second-course"]

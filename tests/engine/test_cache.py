@@ -1,0 +1,188 @@
+"""A kept result cannot outlive what it was computed by.
+
+Its key (autograder/engine/cache.py) holds the graded content, every setting that can change a
+result and the assignment's version: the suite, the reference, the release and the grading code,
+which is the import closure of the grading entry point and of the suite, read from their imports,
+never a list kept by hand. Each test changes one thing and sees the key (and so the cache) miss;
+the grading code is changed in a copy of the package, never in this checkout.
+"""
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from autograder.engine import cache, catalogue, options
+from autograder.engine.assignment import Course
+from autograder.engine.options import Options
+from autograder.sandbox import confinement
+from support import COURSE, REPO, sandbox_mode
+
+ASSIGNMENT = "00-getting-started"
+SECOND_COURSE = REPO / "tests" / "end_to_end" / "second-course"
+
+
+def suite_modules(assignment):
+    modules = {cache.ENTRY_POINT}
+    for path in cache.suite_files(assignment):
+        if path.suffix == ".py":
+            modules |= cache.imported_names(path)
+    return tuple(sorted(modules))
+
+
+def package_copy(tmp_path):
+    """The engine and the helpers it imports, copied: a tree whose files a test may change."""
+    top = tmp_path / "lib"
+    ignore = shutil.ignore_patterns("__pycache__", "suites")
+    shutil.copytree(REPO / "autograder", top / "autograder", ignore=ignore)
+    shutil.copytree(REPO / "src" / "helpers", top / "helpers", ignore=ignore)
+    return top
+
+
+def run_in(top, script, *args, timeout=600):
+    """Run ``script`` in ``top`` with the package there ahead of the installed one (an editable
+    install: this checkout); its JSON answer."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, cwd=top,
+                          env={"PYTHONPATH": str(top), "PATH": "/usr/bin:/bin",
+                               "HOME": str(top), "OPENBLAS_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_grading_code_is_every_module_grading_loads():
+    """The closure holds every module of the engine (and of helpers) that grading imports, the
+    reference and the result among them, and nothing of the course layer or the tools."""
+    files, others = cache.closure(suite_modules(COURSE.assignment(ASSIGNMENT)))
+    assert {"autograder.engine.reference", "autograder.engine.result", "autograder.engine.grade",
+            "autograder.engine.kernel", "autograder.engine.suite", "autograder.engine.wire",
+            "autograder.sandbox.launcher", "autograder.kit", "helpers.checks"} <= set(files)
+    assert not [m for m in files if m.startswith(("autograder.course", "autograder.tools"))]
+    assert {o.split("==")[0] for o in others} >= {"numpy", "pytest", "pyzmq", "jupyter_client"}
+    # what a grading process really loads, it finds
+    loaded = run_in(REPO, """
+        import json, sys
+        from autograder.engine import grade, reference
+        from autograder.engine.assignment import Course
+        found = Course.from_root(sys.argv[1]).assignment(sys.argv[2])
+        grade.grade_local(found, reference.namespace(found))
+        print(json.dumps(sorted(m for m in sys.modules
+                                if m.split(".")[0] in ("autograder", "helpers"))))""",
+                    REPO, ASSIGNMENT)
+    assert set(loaded) <= set(files), set(loaded) - set(files)
+
+
+def test_a_changed_byte_in_any_grading_module_misses_the_cache(tmp_path):
+    """Every file of the closure, changed by one byte, changes the key: a result kept under the
+    old one is not found."""
+    top = package_copy(tmp_path)
+    found = run_in(top, """
+        import json, sys
+        from pathlib import Path
+        from autograder.engine import cache
+        from autograder.engine.assignment import Course
+        from autograder.engine.options import Options
+        from autograder.engine.result import Result
+        top, folder = Path(sys.argv[1]), Path(sys.argv[2])
+        assignment = Course.from_root(sys.argv[3]).assignment(sys.argv[4])
+        submitted = json.loads(assignment.release.read_text())
+        key = cache.content_key(assignment, Options(), submitted)
+        cache.store(folder, key, Result("kept", assignment.name, []), None)
+        modules = set(json.loads(sys.argv[5]))
+        files = cache.closure(modules)[0]
+        missed, outside = [], [n for n, p in files.items() if not p.is_relative_to(top)
+                                and n.split(".")[0] in ("autograder", "helpers")]
+        for name, path in sorted(files.items()):
+            original = path.read_bytes()
+            path.write_bytes(original + b" ")
+            cache.code_digest.cache_clear()
+            try:
+                changed = cache.content_key(assignment, Options(), submitted)
+                if changed != key and cache.lookup(folder, changed) is None:
+                    missed.append(name)
+            finally:
+                path.write_bytes(original)
+        cache.code_digest.cache_clear()
+        print(json.dumps({"files": sorted(files), "missed": missed, "outside": outside,
+                          "hit": cache.lookup(folder, key) is not None}))""",
+                   top, tmp_path / "kept", REPO, ASSIGNMENT,
+                   json.dumps(suite_modules(COURSE.assignment(ASSIGNMENT))))
+    assert found["outside"] == []  # the copy's files were changed, not this checkout's
+    assert len(found["files"]) > 20 and found["missed"] == found["files"]
+    assert found["hit"]  # and restored, the key finds the kept result again
+
+
+def test_every_setting_that_can_change_a_result_misses_the_cache():
+    found = COURSE.assignment(ASSIGNMENT)
+    submitted = json.loads(found.release.read_text())
+    key = cache.content_key(found, Options(), submitted)
+    for setting in options.settings():
+        if setting.choices:
+            other = next(c for c in setting.choices if c != setting.default)
+        elif setting.type is str:
+            other = setting.default + "x"
+        else:
+            other = setting.type(setting.default + 1)
+        changed = cache.content_key(found, options.from_values({setting.name: other}), submitted)
+        assert (changed != key) == setting.result, setting.name
+    assert [s.name for s in options.settings() if not s.result] == ["timings"]
+
+
+def test_the_course_files_a_result_depends_on_change_the_version(tmp_path):
+    """The suite (and each catalogue file), the reference notebook and the release: a copy of the
+    second course, each file changed in turn."""
+    root = tmp_path / "course"
+    shutil.copytree(SECOND_COURSE, root)
+    assignment = Course.from_root(root).assignment("centering")
+    before = cache.version(assignment)
+    changed = [*cache.suite_files(assignment), assignment.solution, assignment.release]
+    assert {p.name for p in changed} >= {"test_centering.py", "mutants.py", "alternatives.py",
+                                        "centering.ipynb"}
+    for path in changed:
+        original = path.read_bytes()
+        path.write_bytes(original + b" ")
+        assert cache.version(assignment) != before, path
+        path.write_bytes(original)
+    assert cache.version(assignment) == before
+    # an edited catalogue is read anew by a process that keeps running
+    mutants = assignment.suite / "mutants.py"
+    mutants.write_text(mutants.read_text().replace("whole array", "entire array"))
+    assert "entire array" in catalogue.mutants(assignment)[0].description
+
+
+@pytest.mark.slow
+def test_a_changed_reference_py_invalidates_the_results_kept_today(tmp_path):
+    """A class graded and kept; then reference.py (which the hand-kept list once left out) gains
+    a byte: the next run grades the notebook again instead of trusting the old entry."""
+    if not confinement.available() and sandbox_mode() != "off":
+        pytest.skip("bubblewrap is not installed")
+    top = package_copy(tmp_path)
+    notebook = tmp_path / "class" / "alice" / ASSIGNMENT / COURSE.assignment(ASSIGNMENT).release.name
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text(json.dumps(catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT))))
+    kept = tmp_path / "kept"
+    script = """
+        import json, sys
+        from pathlib import Path
+        from autograder.engine import batch
+        from autograder.engine.assignment import Course
+        from autograder.engine.options import Options
+        assignment = Course.from_root(sys.argv[1]).assignment(sys.argv[2])
+        [result] = batch.grade_many([sys.argv[3]], assignment, Options(sandbox=sys.argv[5]),
+                                    jobs=1, state=sys.argv[4], progress=False)
+        print(json.dumps({"score": result.score,
+                          "entries": sorted(p.name for p in Path(sys.argv[4]).glob("*.json"))}))"""
+    arguments = (REPO, ASSIGNMENT, notebook, kept, sandbox_mode())
+    first = run_in(top, script, *arguments)
+    assert first["score"] == 8.0 and len(first["entries"]) == 1
+    entry = kept / first["entries"][0]
+    stamp = entry.stat().st_mtime_ns
+    again = run_in(top, script, *arguments)
+    assert again == first and entry.stat().st_mtime_ns == stamp  # found, not graded again
+    reference_py = top / "autograder" / "engine" / "reference.py"
+    reference_py.write_text(reference_py.read_text() + "\n# a changed byte\n")
+    after = run_in(top, script, *arguments)
+    assert after["score"] == 8.0 and len(after["entries"]) == 2  # graded again, under a new key
+    assert entry.stat().st_mtime_ns == stamp
