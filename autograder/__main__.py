@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from .course import folders
 from .engine import options
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
                         "nbgrader's configuration names, else the current folder)")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def command(name: str, **kwargs: str) -> argparse.ArgumentParser:
+    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
         return commands.add_parser(name, parents=[common], **kwargs)
 
     g = command("grade", help="grade submitted notebooks with the hidden suites")

@@ -3,6 +3,7 @@ one person on one machine."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from .folders import course_root, gradebook_path, state_dir

@@ -35,7 +35,7 @@ from typing import Any
 from ..engine import cache, grade, reference
 from ..engine.assignment import Assignment, Course
 from ..engine.options import Options
-from ..engine.result import VISIBILITIES, gradescope_results
+from ..engine.result import check_visibility, gradescope_results
 from ..sandbox import confinement
 
 FILES = Path(__file__).resolve().parent / "gradescope_files"
@@ -138,8 +138,7 @@ def zip_entries(assignment: Assignment, visibility: str) -> list[tuple[str, byte
 def build(assignment: Assignment, output: str | Path, visibility: str = "after_due_date") -> Path:
     """Write the autograder zip of ``assignment`` to ``output``; the same commit gives the same
     bytes (fixed order, timestamps and modes)."""
-    if visibility not in VISIBILITIES:
-        raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}")
+    check_visibility(visibility)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data, mode in zip_entries(assignment, visibility):

@@ -246,9 +246,10 @@ class Recording:
             self.deferred.append(student)
             return
         try:
-            self.recorder.send(student)
-            while not self.recorder.replies.empty() and self.recorder.outstanding:
-                self._take(self.recorder.reply())
+            recorder = self._running()
+            recorder.send(student)
+            while not recorder.replies.empty() and recorder.outstanding:
+                self._take(recorder.reply())
         except RecorderStopped as stopped:
             self.stopped = str(stopped)
 
@@ -292,7 +293,7 @@ class Recording:
             wait_for_gradebook(self.state, deadline)
             retry, self.deferred = self.deferred, []
             for student in retry:
-                self.recorder.send(student)
+                self._running().send(student)
             self._drain()
             if self.deferred:
                 if time.monotonic() + pause > deadline:
@@ -305,9 +306,16 @@ class Recording:
         if problems or self.refused:
             raise RecordingFailed("\n".join(problems + [f"not recorded: {r}" for r in self.refused]))
 
+    def _running(self) -> Recorder:
+        """The recording process, which exists whenever a student is pending."""
+        if self.recorder is None:
+            raise RecorderStopped("no recording process: nothing was pending")
+        return self.recorder
+
     def _drain(self) -> None:
-        while self.recorder.outstanding:
-            self._take(self.recorder.reply())
+        recorder = self._running()
+        while recorder.outstanding:
+            self._take(recorder.reply())
 
     def __enter__(self) -> Recording:
         return self

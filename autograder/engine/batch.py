@@ -78,8 +78,8 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
         except LookupError as error:
             results[index] = Result(str(path), None, [], [str(error)])
             continue
-        todo.append((index, (str(path), found, options, state and str(state),
-                             root and str(root))))
+        todo.append((index, (str(path), found, options, str(state) if state else None,
+                             str(root) if root else None)))
     bar = Progress(len(todo)) if progress and todo else None
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
 

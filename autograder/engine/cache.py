@@ -33,7 +33,7 @@ import os
 import platform
 import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from .assignment import Assignment
 from .options import Options, result_values
@@ -71,7 +71,7 @@ def write_atomically(path: str | Path, text: str) -> None:
 # ------------------------------------------------------------------ the grading code
 
 @functools.lru_cache(maxsize=None)
-def _distributions() -> dict[str, list[str]]:
+def _distributions() -> Mapping[str, list[str]]:
     return importlib.metadata.packages_distributions()
 
 

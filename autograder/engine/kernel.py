@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import zmq
 from jupyter_client import BlockingKernelClient
@@ -176,7 +176,8 @@ class KernelSession:
         _, info = write_connection_file(str(connection), transport="ipc", ip=sockets,
                                         key=secrets.token_hex(32).encode())
         connection.chmod(0o644)  # the kernel's user must read it
-        ports = {channel: info[f"{channel}_port"] for channel in relay.CHANNELS}
+        numbers = cast(dict[str, int], info)  # the ports write_connection_file chose
+        ports = {channel: numbers[f"{channel}_port"] for channel in relay.CHANNELS}
         self.relay = relay.Relay(runtime, self.allowance, ports)
         descriptors = self.relay.descriptors()
         self.cgroup = confinement.Cgroup(
@@ -529,7 +530,7 @@ def _output_from(kind: str, content: dict[str, Any]) -> Output:
                 "evalue": str(content.get("evalue")),
                 "traceback": [str(t) for t in content.get("traceback", [])][:200]}
     kind = "display_data" if kind == "update_display_data" else kind
-    output = {"output_type": kind, "data": dict(content.get("data", {})),
+    output: dict[str, Any] = {"output_type": kind, "data": dict(content.get("data", {})),
               "metadata": dict(content.get("metadata", {}))}
     if kind == "execute_result":
         output["execution_count"] = content.get("execution_count")

@@ -205,8 +205,10 @@ def check_structure(notebook: Any) -> Notebook:
             source = "".join(source)
         if not isinstance(source, str):
             raise NotebookProblem(f"cell {index + 1} of the notebook has damaged source text")
-        metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-        nbgrader = metadata.get("nbgrader") if isinstance(metadata.get("nbgrader"), dict) else {}
+        given = cell.get("metadata")
+        metadata: dict[str, Any] = given if isinstance(given, dict) else {}
+        marks = metadata.get("nbgrader")
+        nbgrader: dict[str, Any] = marks if isinstance(marks, dict) else {}
         clean = {"cell_type": cell["cell_type"], "source": source,
                  "metadata": {**metadata, "nbgrader": nbgrader} if nbgrader else dict(metadata)}
         if cell["cell_type"] == "code":
@@ -252,11 +254,13 @@ def restore_locked(submitted: Notebook, released: Notebook) -> tuple[Notebook, l
     Returns ``(notebook, notes)``; ``notes`` lists, for the learner, what had to be restored.
     """
     released_ids = {grade_id(c): c for c in released["cells"] if grade_id(c)}
-    answers, extras_after, notes = {}, {}, []
+    answers: dict[str, Any] = {}
+    extras_after: dict[str | None, list[Any]] = {}
+    notes: list[str] = []
     previous = None
     for cell in submitted["cells"]:
         gid = grade_id(cell)
-        if gid in released_ids:
+        if gid is not None and gid in released_ids:
             if not is_locked(released_ids[gid]):
                 answers[gid] = cell
             elif cell["source"] != released_ids[gid]["source"]:

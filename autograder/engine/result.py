@@ -115,14 +115,20 @@ class Result:
 VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
 
 
+def check_visibility(visibility: str) -> str:
+    """``visibility`` if Gradescope knows it; a clear ValueError otherwise."""
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}")
+    return visibility
+
+
 def gradescope_results(results, visibility="after_due_date", execution_time=None):
     """Gradescope's results.json for one submission (one or more notebooks' engine results).
 
     Per notebook: an always-visible line for what went wrong with the notebook itself, one
     always-visible, unscored test per visible check (what the learner could run themselves), and
     every hidden test with its points under ``visibility``."""
-    if visibility not in VISIBILITIES:
-        raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}")
+    check_visibility(visibility)
     several = len(results) > 1
     tests = []
     for index, result in enumerate(results, start=1):

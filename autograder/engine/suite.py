@@ -80,14 +80,14 @@ class Submission:
             raise SubmissionError(f"Calling `{name}` gave no readable reply.", "bad-reply", name)
         if not reply["ok"]:
             failure = reply.get("error") or {}
-            kind = failure.get("kind")
-            if kind == "unavailable":
+            reason = failure.get("kind")
+            if reason == "unavailable":
                 raise SubmissionError(str(failure.get("message")), "unavailable", name)
-            if kind == "missing":
+            if reason == "missing":
                 raise SubmissionError(
                     f"`{name}` is not defined in your notebook. Run the cell that defines it "
                     f"and check that the function is spelled exactly `{name}`.", "missing", name)
-            if kind == "not_implemented":
+            if reason == "not_implemented":
                 raise SubmissionError(
                     f"`{name}` is not implemented yet: it still raises NotImplementedError. "
                     f"Replace `raise NotImplementedError()` with your code.", "not-implemented",
