@@ -11,6 +11,8 @@ rests on the kernel's word: code that patches numpy or this module can forge it.
 imports this module to read replies; the project's own tests use :func:`handle` directly to run
 trusted reference code through the same encoding.
 """
+from __future__ import annotations
+
 import base64
 import contextlib
 import functools
@@ -20,6 +22,7 @@ import math
 import time
 import traceback
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -33,17 +36,17 @@ _errstate, _catch_warnings, _simplefilter = np.errstate, warnings.catch_warnings
 _redirect_stdout, _redirect_stderr = contextlib.redirect_stdout, contextlib.redirect_stderr
 
 
-def _array_text(array):
+def _array_text(array: Any) -> str:
     buffer = io.BytesIO()
     np.save(buffer, array, allow_pickle=False)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _array_from(text):
+def _array_from(text: str) -> Any:
     return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
 
 
-def encode(value):
+def encode(value: Any) -> Any:
     """A returned value as JSON-able data; unknown objects become an ``__unsupported__`` marker."""
     if value is None or isinstance(value, (bool, str)):
         return value
@@ -66,7 +69,7 @@ def encode(value):
     return {"__unsupported__": type(value).__name__}
 
 
-def decode(data, namespace):
+def decode(data: Any, namespace: dict[str, Any]) -> Any:
     """The arguments of a call, as the grader encoded them (functions resolved in ``namespace``)."""
     if isinstance(data, list):
         return [decode(v, namespace) for v in data]
@@ -97,15 +100,15 @@ def decode(data, namespace):
     raise ValueError(f"unknown wire object with keys {sorted(data)}")
 
 
-def _snapshot(values):
+def _snapshot(values: list[Any]) -> list[Any]:
     return [_copy(v, copy=True) if isinstance(v, np.ndarray) else None for v in values]
 
 
-def handle(request_text, namespace):
+def handle(request_text: str, namespace: dict[str, Any]) -> str:
     """Call ``namespace[name](*args, **kwargs)``; return the JSON reply text."""
     started = time.perf_counter()
     printed = io.StringIO()
-    reply = {"ok": False, "nonce": None}
+    reply: dict[str, Any] = {"ok": False, "nonce": None}
     try:
         call = _loads(request_text)
         reply["nonce"] = call["nonce"]
@@ -156,7 +159,7 @@ def __autograder_call__(request_text):
 """ % MIME
 
 
-def bootstrap():
+def bootstrap() -> str:
     """Source that installs this module in a kernel as ``__autograder_agent__``."""
     with open(__file__.replace(".pyc", ".py"), encoding="utf-8") as handle:
         source = handle.read()

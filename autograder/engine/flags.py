@@ -27,8 +27,11 @@ catalogue). A flag is a reason to look at a submission, not a verdict: the score
 Every pattern here runs in linear time: lines are read with string methods, never a regular
 expression that can backtrack across lines.
 """
+from __future__ import annotations
+
 import ast
 import re
+from typing import Any
 
 AGENT_WORDS = ("__autograder", "grader-agent", "autograder_agent", "vnd.autograder")
 # Names that reach objects or code by a name built at run time, whatever they are called on.
@@ -66,13 +69,13 @@ HARMLESS_MAGICS = {"matplotlib"}
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _root(node):
+def _root(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _dotted(node):
+def _dotted(node: ast.AST) -> str:
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -82,31 +85,31 @@ def _dotted(node):
     return ".".join(reversed(parts))
 
 
-def _is_reference(node):
+def _is_reference(node: ast.AST) -> bool:
     """A name or a chain of attributes (no call, no subscript): an alias, not a new object."""
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
 
 
-def _dynamic_module(name):
+def _dynamic_module(name: str) -> bool:
     parts = name.split(".")
     return any(".".join(parts[:depth]) in DYNAMIC_MODULES for depth in range(1, len(parts) + 1))
 
 
-def _dunder(name):
+def _dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 class _Finder(ast.NodeVisitor):
-    def __init__(self, modules):
+    def __init__(self, modules: dict[str, str]) -> None:
         self.modules = modules  # name -> module, shared by all cells: imported once, used later
-        self.found = []
+        self.found: list[str] = []
 
-    def _flag(self, text):
+    def _flag(self, text: str) -> None:
         self.found.append(text)
 
-    def visit_Import(self, node):
+    def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if _dynamic_module(alias.name):
                 self._flag(f"imports {alias.name}")
@@ -115,7 +118,7 @@ class _Finder(ast.NodeVisitor):
             else:  # `import numpy.linalg` binds numpy
                 self.modules[alias.name.split(".")[0]] = alias.name.split(".")[0]
 
-    def visit_ImportFrom(self, node):
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         base = node.module or ""
         if _dynamic_module(base) and base not in PLAIN_PARTS:
             self._flag(f"imports from {base}")
@@ -129,7 +132,7 @@ class _Finder(ast.NodeVisitor):
                 self._flag(f"imports {alias.name} from {base}")
             self.modules[alias.asname or alias.name] = full
 
-    def _target(self, target, verb):
+    def _target(self, target: ast.expr, verb: str) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._target(element, verb)
@@ -144,7 +147,7 @@ class _Finder(ast.NodeVisitor):
             holder = target.value
             if _dotted(holder) == "sys.modules" or (
                     isinstance(holder, ast.Attribute) and holder.attr == "modules"
-                    and self.modules.get(_root(holder)) == "sys"):
+                    and self.modules.get(_root(holder) or "") == "sys"):
                 self._flag(f"{verb} an entry of sys.modules")
             elif (isinstance(holder, ast.Attribute) and holder.attr == "__dict__"
                   and _root(holder) in self.modules):
@@ -154,7 +157,7 @@ class _Finder(ast.NodeVisitor):
                   and _root(holder.args[0]) in self.modules):
                 self._flag(f"{verb} an entry of vars({_dotted(holder.args[0])})")
 
-    def visit_Assign(self, node):
+    def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._target(target, "assigns")
         # `f = np.array_equal`: f is another name for the module's member from now on.
@@ -163,20 +166,20 @@ class _Finder(ast.NodeVisitor):
             self.modules[node.targets[0].id] = _dotted(node.value)
         self.generic_visit(node)
 
-    def visit_AugAssign(self, node):
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._target(node.target, "assigns")
         self.generic_visit(node)
 
-    def visit_AnnAssign(self, node):
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self._target(node.target, "assigns")
         self.generic_visit(node)
 
-    def visit_Delete(self, node):
+    def visit_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
             self._target(target, "deletes")
         self.generic_visit(node)
 
-    def visit_Call(self, node):
+    def visit_Call(self, node: ast.Call) -> None:
         function = node.func
         if isinstance(function, ast.Name) and function.id in ("setattr", "delattr") and node.args:
             first = node.args[0]
@@ -188,52 +191,52 @@ class _Finder(ast.NodeVisitor):
                 self.visit(argument)
             return
         if isinstance(function, ast.Name) and function.id == "getattr":
-            literal = (len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-                       and isinstance(node.args[1].value, str)
-                       and not any(isinstance(a, ast.Starred) for a in node.args))
-            if literal:  # getattr(x, "name") is x.name
-                self._attribute(node.args[1].value, node.args[0])
+            name = node.args[1] if len(node.args) >= 2 else None
+            if (isinstance(name, ast.Constant) and isinstance(name.value, str)
+                    and not any(isinstance(a, ast.Starred) for a in node.args)):
+                # getattr(x, "name") is x.name
+                self._attribute(name.value, node.args[0])
                 for argument in node.args + [k.value for k in node.keywords]:
                     self.visit(argument)
                 return
         self.generic_visit(node)
 
-    def visit_Name(self, node):
+    def visit_Name(self, node: ast.Name) -> None:
         if any(word in node.id for word in AGENT_WORDS):
             self._flag(f"names the grader's agent ({node.id})")
         elif node.id in DYNAMIC_NAMES or node.id == "getattr":
             self._flag(f"uses {node.id}" + ("" if node.id.startswith("__") else "()")
                        + (" with a name that is not a literal" if node.id == "getattr" else ""))
 
-    def _attribute(self, name, holder):
+    def _attribute(self, name: str, holder: ast.expr) -> None:
         if any(word in name for word in AGENT_WORDS):
             self._flag(f"names the grader's agent ({name})")
         elif _dunder(name) and name not in PLAIN_DUNDERS:
             self._flag(f"uses the attribute {name}")
         elif name in DYNAMIC_ATTRIBUTES or name in DYNAMIC_MEMBERS:
             self._flag(f"uses the attribute {name}")
-        elif self.modules.get(_root(holder)) == "sys" and name not in PLAIN_SYS \
+        elif self.modules.get(_root(holder) or "") == "sys" and name not in PLAIN_SYS \
                 and isinstance(holder, ast.Name):
             self._flag(f"uses sys.{name}")
 
-    def visit_Attribute(self, node):
+    def visit_Attribute(self, node: ast.Attribute) -> None:
         self._attribute(node.attr, node.value)
         self.generic_visit(node)
 
-    def visit_Constant(self, node):
+    def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and any(w in node.value for w in AGENT_WORDS):
             self._flag("names the grader's agent in a string")
 
 
 # ------------------------------------------------------------------ IPython's escapes
 
-def _magic(text):
+def _magic(text: str) -> tuple[str, str]:
     """``(name, argument)`` of ``%name argument`` (text after the ``%``)."""
     name, _, argument = text.partition(" ")
     return name.strip(), argument.strip()
 
 
-def _options_removed(argument):
+def _options_removed(argument: str) -> str:
     """A ``%timeit -n 10 -r 3 code`` argument without its options."""
     words = argument.split(" ")
     while words and (words[0].startswith("-") or words[0].isdigit() or words[0] == ""):
@@ -241,21 +244,21 @@ def _options_removed(argument):
     return " ".join(words)
 
 
-def python_of(source):
+def python_of(source: str) -> tuple[str, list[str]]:
     """``(python, notes)``: the Python IPython would run for a cell, as far as flags need it.
 
     Shell lines become blank (no process can start in the sandbox); ``%time``, ``%timeit`` and
     help lines (``x?``) become the code they run or name; any other magic, a cell magic other
     than ``%%time``/``%%timeit`` and IPython's autocall escapes are flagged (``notes``) and
     dropped."""
-    lines, notes = source.split("\n"), []
+    lines, notes = source.split("\n"), list[str]()
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
         name, _ = _magic(lines[first].lstrip()[2:])
         if name not in CODE_MAGICS:
             return "", [f"uses the cell magic %%{name}"]
         lines[first] = ""
-    python = []
+    python: list[str] = []
     for line in lines:
         stripped = line.lstrip()
         indent = line[:len(line) - len(stripped)]
@@ -284,7 +287,7 @@ def python_of(source):
     return "\n".join(python), notes
 
 
-def _readable(python):
+def _readable(python: str) -> ast.Module | None:
     """The syntax tree of ``python``, trying what IPython does before it runs a cell (it drops
     the first line's indentation and ``>>>`` or ``In [n]:`` prompts); None when nothing parses."""
     attempts = [python]
@@ -296,7 +299,7 @@ def _readable(python):
                                   for line in lines))
     for prompt, more in ((">>> ", "... "), ("In [", "...: ")):
         if first.lstrip().startswith(prompt):
-            kept = []
+            kept: list[str] = []
             for line in lines:
                 text = line.lstrip()
                 if text.startswith(prompt):
@@ -314,16 +317,16 @@ def _readable(python):
     return None
 
 
-def _parsed(source):
+def _parsed(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):  # RecursionError: nested past the parser
         return None
 
 
-def _words(source):
+def _words(source: str) -> list[str]:
     """For a cell that is not Python: the flagged names it contains, as words."""
-    found = []
+    found: list[str] = []
     for word in dict.fromkeys(WORD.findall(source)):
         if any(w in word for w in AGENT_WORDS):
             found.append(f"names the grader's agent ({word})")
@@ -335,11 +338,11 @@ def _words(source):
     return found
 
 
-def scan(notebook):
+def scan(notebook: dict[str, Any]) -> list[str]:
     """Flags, one line each, for the code cells of ``notebook`` (a cleaned notebook dict).
     MemoryError when a cell is too large to parse within the memory this process has."""
-    flags, modules = [], {name: name for name in ("builtins", "np", "numpy", "sys", "json",
-                                                   "warnings")}
+    flags: list[str] = []
+    modules = {name: name for name in ("builtins", "np", "numpy", "sys", "json", "warnings")}
     modules["np"] = "numpy"
     for number, cell in enumerate(notebook.get("cells", []), start=1):
         if cell.get("cell_type") != "code":

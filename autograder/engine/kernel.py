@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, cast
 
 import zmq
-from jupyter_client import BlockingKernelClient
+from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.connect import write_connection_file
 from zmq.utils.monitor import recv_monitor_message
 

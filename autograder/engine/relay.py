@@ -18,10 +18,13 @@ bytes in all exceed the submission's total (:class:`Allowance`). It keeps at mos
 grader has not taken what it already has, so a flood waits in the kernel's own buffers (where its
 publisher drops it), never in the grader's.
 """
+from __future__ import annotations
+
 import os
 import selectors
 import socket
 import threading
+from pathlib import Path
 
 from . import wire
 
@@ -37,12 +40,12 @@ class Allowance:
     """The bytes a submission's kernels may still send the grader: one for the whole submission,
     shared by every kernel started for it (restarts included)."""
 
-    def __init__(self, total=MAX_TOTAL_BYTES):
+    def __init__(self, total: int = MAX_TOTAL_BYTES) -> None:
         self.total = total
         self.used = 0
 
     @property
-    def exhausted(self):
+    def exhausted(self) -> bool:
         return self.used > self.total
 
 
@@ -53,7 +56,7 @@ class FrameLimits:
     byte (or eight, big-endian, with LONG), and that many bytes of body. A message is a run of
     frames with MORE set, and the one after it."""
 
-    def __init__(self, max_message=MAX_MESSAGE_BYTES, max_frames=MAX_FRAMES):
+    def __init__(self, max_message: int = MAX_MESSAGE_BYTES, max_frames: int = MAX_FRAMES) -> None:
         self.max_message, self.max_frames = max_message, max_frames
         self.greeting = bytearray()
         self.state = "flags"
@@ -63,7 +66,7 @@ class FrameLimits:
         self.more = self.command = False
         self.message = self.frames = 0
 
-    def feed(self, data):
+    def feed(self, data: bytes) -> str:
         """Check ``data``, the next bytes of the stream; return why it breaks a limit, or ""."""
         index, length = 0, len(data)
         while index < length:
@@ -93,14 +96,14 @@ class FrameLimits:
                     if problem:
                         return problem
             else:  # the body: skipped, only counted
-                taken = min(self.body, length - index)
-                self.body -= taken
-                index += taken
+                skipped = min(self.body, length - index)
+                self.body -= skipped
+                index += skipped
                 if self.body == 0:
                     self._end_frame()
         return ""
 
-    def _frame(self, size):
+    def _frame(self, size: int) -> str:
         if size > self.max_message:
             return f"a frame of {size} bytes"
         if not self.command:
@@ -116,7 +119,7 @@ class FrameLimits:
             self._end_frame()
         return ""
 
-    def _end_frame(self):
+    def _end_frame(self) -> None:
         self.state = "flags"
         if not self.command and not self.more:
             self.message = self.frames = 0
@@ -125,25 +128,25 @@ class FrameLimits:
 class _Pair:
     """One connection of the grader's client and the relay's connection to the kernel for it."""
 
-    def __init__(self, grader, kernel):
+    def __init__(self, grader: socket.socket, kernel: socket.socket) -> None:
         self.grader, self.kernel = grader, kernel
         self.to_grader = b""   # read from the kernel, not yet taken by the grader
         self.to_kernel = b""
         self.limits = FrameLimits()
-        self.waiting = {}      # "kernel"/"grader" -> the events the selector waits for
+        self.waiting: dict[str, int] = {}  # "kernel"/"grader" -> the events the selector waits for
 
 
 class Relay:
     """Listening sockets for one kernel, and a thread that relays between them and the grader."""
 
-    def __init__(self, folder, allowance, ports):
+    def __init__(self, folder: str | Path, allowance: Allowance, ports: dict[str, int]) -> None:
         """Make the sockets in ``folder`` (the grader's own, private runtime folder); ``ports``
         maps each channel to its port in the kernel's connection file."""
         self.allowance = allowance
         self.folder_path = str(folder)
         self.folder = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self.kernel_sockets = {}   # channel -> listening socket handed to the kernel
-        self.listeners = {}        # channel -> listening socket the grader's client connects to
+        self.kernel_sockets: dict[str, socket.socket] = {}  # channel -> handed to the kernel
+        self.listeners: dict[str, socket.socket] = {}  # channel -> the grader's client's
         self.broken = ""           # why the relay last closed a connection, if it did
         for channel in CHANNELS:
             self.kernel_sockets[channel] = self._listen(f"kernel-{channel}")
@@ -151,33 +154,33 @@ class Relay:
             self.listeners[channel].setblocking(False)
         self.selector = selectors.DefaultSelector()
         self.wake_read, self.wake_write = socket.socketpair()
-        self.pairs = {}
+        self.pairs: dict[int, _Pair] = {}
         self.stopping = False
-        self.thread = None
+        self.thread: threading.Thread | None = None
 
-    def _path(self, name):
+    def _path(self, name: str) -> str:
         if os.path.isdir("/proc/self/fd"):
             return f"/proc/self/fd/{self.folder}/{name}"
         return os.path.join(self.folder_path, name)  # no /proc (macOS): the folder's own path
 
-    def _listen(self, name):
+    def _listen(self, name: str) -> socket.socket:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(self._path(name))
         os.chmod(name, 0o600, dir_fd=self.folder)  # only the grader may connect
         listener.listen(8)
         return listener
 
-    def descriptors(self):
+    def descriptors(self) -> dict[str, int]:
         """channel -> descriptor of the listening socket the kernel is to serve it on."""
         return {channel: s.fileno() for channel, s in self.kernel_sockets.items()}
 
     @property
-    def address(self):
+    def address(self) -> str:
         """What the grader's client takes for the kernel's ``ip``: jupyter_client connects each
         channel to ``ipc://<address>-<port>``, a socket of this relay."""
         return self._path("grader")
 
-    def start(self):
+    def start(self) -> None:
         """Start relaying; the kernel has its descriptors now, so the grader's copies close."""
         for listener in self.kernel_sockets.values():
             listener.close()
@@ -187,7 +190,7 @@ class Relay:
         self.thread = threading.Thread(target=self._loop, daemon=True, name="kernel-relay")
         self.thread.start()
 
-    def close(self):
+    def close(self) -> None:
         self.stopping = True
         if self.thread is not None:
             try:
@@ -205,7 +208,7 @@ class Relay:
         os.close(self.folder)
 
     # ------------------------------------------------------------ the thread
-    def _loop(self):
+    def _loop(self) -> None:
         while not self.stopping:
             for key, events in self.selector.select(timeout=1.0):
                 kind, item = key.data
@@ -222,7 +225,7 @@ class Relay:
                     if kind != "accept":
                         self._drop(item)
 
-    def _accept(self, channel):
+    def _accept(self, channel: str) -> None:
         try:
             grader, _ = self.listeners[channel].accept()
         except (BlockingIOError, InterruptedError):
@@ -243,7 +246,7 @@ class Relay:
         self._wait(pair, kernel, "kernel", selectors.EVENT_READ)
         self._wait(pair, grader, "grader", selectors.EVENT_READ)
 
-    def _from_kernel(self, pair, events):
+    def _from_kernel(self, pair: _Pair, events: int) -> None:
         if events & selectors.EVENT_READ and not pair.to_grader:
             data = pair.kernel.recv(CHUNK)
             if not data:
@@ -261,7 +264,7 @@ class Relay:
             pair.to_kernel = pair.to_kernel[pair.kernel.send(pair.to_kernel):]
         self._flush(pair)
 
-    def _from_grader(self, pair, events):
+    def _from_grader(self, pair: _Pair, events: int) -> None:
         if events & selectors.EVENT_READ and not pair.to_kernel:
             data = pair.grader.recv(CHUNK)
             if not data:
@@ -271,7 +274,7 @@ class Relay:
             pair.to_grader = pair.to_grader[pair.grader.send(pair.to_grader):]
         self._flush(pair)
 
-    def _flush(self, pair):
+    def _flush(self, pair: _Pair) -> None:
         """Send what can go at once, then wait only for what is pending: a side with bytes
         waiting for the other is not read from until they have gone."""
         for data, target in (("to_grader", pair.grader), ("to_kernel", pair.kernel)):
@@ -289,7 +292,7 @@ class Relay:
         self._wait(pair, pair.grader, "grader", (0 if pair.to_kernel else read) |
                    (write if pair.to_grader else 0))
 
-    def _wait(self, pair, side, kind, events):
+    def _wait(self, pair: _Pair, side: socket.socket, kind: str, events: int) -> None:
         waiting = pair.waiting.get(kind, 0)
         if events == waiting:
             return
@@ -301,7 +304,7 @@ class Relay:
             self.selector.modify(side, events, (kind, pair))
         pair.waiting[kind] = events
 
-    def _drop(self, pair):
+    def _drop(self, pair: _Pair) -> None:
         if self.pairs.pop(id(pair), None) is None:
             return
         for side, kind in ((pair.kernel, "kernel"), (pair.grader, "grader")):

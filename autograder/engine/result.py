@@ -122,7 +122,8 @@ def check_visibility(visibility: str) -> str:
     return visibility
 
 
-def gradescope_results(results, visibility="after_due_date", execution_time=None):
+def gradescope_results(results: list[Result], visibility: str = "after_due_date",
+                       execution_time: float | None = None) -> dict[str, Any]:
     """Gradescope's results.json for one submission (one or more notebooks' engine results).
 
     Per notebook: an always-visible line for what went wrong with the notebook itself, one
@@ -130,7 +131,7 @@ def gradescope_results(results, visibility="after_due_date", execution_time=None
     every hidden test with its points under ``visibility``."""
     check_visibility(visibility)
     several = len(results) > 1
-    tests = []
+    tests: list[dict[str, Any]] = []
     for index, result in enumerate(results, start=1):
         prefix = f"{result.assignment} / " if several else ""
         if result.errors:
@@ -143,7 +144,7 @@ def gradescope_results(results, visibility="after_due_date", execution_time=None
                           "visibility": "visible", "name_format": "text",
                           "output_format": "text"})
         exercises = list(result.exercises)
-        counters = {}
+        counters: dict[int, int] = {}
         for test in result.tests:
             group = exercises.index(test.exercise) + 1
             counters[group] = counters.get(group, 0) + 1
@@ -159,7 +160,7 @@ def gradescope_results(results, visibility="after_due_date", execution_time=None
     errors = [e for r in results for e in r.errors]
     output = (f"Your notebook was graded: {score:g} of {maximum:g} points." if not errors else
               "Your notebook was graded, but not everything in it ran: see 'Your notebook' below.")
-    payload = {"score": score, "output": output, "output_format": "text",
+    payload: dict[str, Any] = {"score": score, "output": output, "output_format": "text",
                "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}
     if execution_time is not None:
         payload["execution_time"] = int(round(execution_time))

@@ -28,16 +28,22 @@ Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=sub
 learner's function matches it on the checked input *and* on a second input; otherwise the message
 describes the property that is off (``helpers.checks.describe_difference``).
 """
+from __future__ import annotations
+
 import functools
+from typing import Any, Callable
 
 import numpy as np
 import pytest
 from helpers import checks
-from helpers.checks import (CheckFailed as Feedback, check, describe_difference,  # noqa: F401
-                            expect_dtype, expect_finite, expect_shape, expect_sums_to_one, fail,
+from helpers.checks import (check, describe_difference, expect_dtype,  # noqa: F401
+                            expect_finite, expect_shape, expect_sums_to_one, fail,
                             name_mistake)
 
 from .wire import Function, Lambda, Partial, RNG, Unsupported  # noqa: F401  (re-exported for suites)
+
+#: The failure a hidden test raises: the visible checks' own, so both speak alike.
+Feedback = checks.CheckFailed
 
 #: What went wrong with a call, as :attr:`SubmissionError.kind`.
 KINDS = {
@@ -68,7 +74,8 @@ class SubmissionError(Exception):
     exception, ``exception`` is its type name (``"ValueError"``), ``detail`` its own message and
     ``cause`` one of :data:`CAUSES` or None."""
 
-    def __init__(self, message, kind="raised", function=None, exception=None, detail=None):
+    def __init__(self, message: str, kind: str = "raised", function: str | None = None,
+                 exception: str | None = None, detail: str | None = None) -> None:
         super().__init__(message)
         if kind not in KINDS:
             raise ValueError(f"unknown SubmissionError kind {kind!r}")
@@ -76,18 +83,18 @@ class SubmissionError(Exception):
         self.exception, self.detail = exception, detail
         self.cause = _cause(detail if detail is not None else message) if kind == "raised" else None
 
-    def reworded(self, message):
+    def reworded(self, message: str) -> SubmissionError:
         """The same error (kind, function, exception, cause) with another message for the learner."""
         error = SubmissionError(message, self.kind, self.function, self.exception, self.detail)
         error.cause = self.cause
         return error
 
-    def with_hint(self, extra):
+    def with_hint(self, extra: str) -> SubmissionError:
         """The same error, its message followed by ``extra``."""
         return self.reworded(f"{self} {extra}")
 
 
-def _cause(text):
+def _cause(text: object) -> str | None:
     text = str(text)
     for cause, (phrases, _) in CAUSES.items():
         if any(phrase in text for phrase in phrases):
@@ -95,14 +102,14 @@ def _cause(text):
     return None
 
 
-def points(value, exercise):
+def points(value: float, exercise: str) -> pytest.MarkDecorator:
     """Mark a test as worth ``value`` points towards graded function ``exercise``."""
     return pytest.mark.grade(points=float(value), exercise=exercise)
 
 
 # ------------------------------------------------------------------ values from the learner
 
-def as_array(value, what, dtype_kind="fc"):
+def as_array(value: Any, what: str, dtype_kind: str = "fc") -> np.ndarray:
     """``value`` as a numeric ndarray, or a Feedback naming what came back instead."""
     if isinstance(value, Unsupported):
         fail(f"{what} should be a numpy array, but an object of type {value.type_name} came back.")
@@ -117,21 +124,21 @@ def as_array(value, what, dtype_kind="fc"):
     return array
 
 
-def as_float(value, what):
+def as_float(value: Any, what: str) -> float:
     array = as_array(value, what)
     if array.size != 1:
         fail(f"{what} should be a single number, but an array of shape {array.shape} came back.")
     return float(array.reshape(()))
 
 
-def as_pair(value, what):
+def as_pair(value: Any, what: str) -> Any:
     """A 2-tuple such as ``(output, weights)``."""
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         fail(f"{what} should return a pair (two values, as a tuple), but {_kind(value)} came back.")
     return value
 
 
-def _kind(value):
+def _kind(value: Any) -> str:
     if isinstance(value, Unsupported):
         return f"an object of type {value.type_name}"
     if value is None:
@@ -147,7 +154,8 @@ def _kind(value):
 
 # ------------------------------------------------------------------ calling the learner
 
-def call(submission, name, *args, hint=None, **kwargs):
+def call(submission: Any, name: str, *args: Any,
+         hint: str | Callable[[SubmissionError], str | None] | None = None, **kwargs: Any) -> Any:
     """``submission.<name>(*args, **kwargs)``. When the learner's function raises, the feedback
     adds ``hint``: a sentence (added to an exception the learner's code raised, not to a missing or
     unimplemented function), or a function of the :class:`SubmissionError` returning a sentence or
@@ -164,7 +172,8 @@ def call(submission, name, *args, hint=None, **kwargs):
         raise
 
 
-def forward_for_backward(submission, forward, backward, run, d_output):
+def forward_for_backward(submission: Any, forward: str, backward: str, run: Callable[[], Any],
+                         d_output: Any) -> Any:
     """The learner's forward pass, run by ``run()``, to test their ``backward`` through its cache.
 
     When the forward pass cannot run, the feedback says so, unless ``backward`` itself is missing
@@ -184,7 +193,7 @@ def forward_for_backward(submission, forward, backward, run, d_output):
             f"{forward_error}") from None
 
 
-def suite_function(source, **params):
+def suite_function(source: str, **params: Any) -> tuple[Lambda | Partial, Callable[..., Any]]:
     """A function the suite writes, twice: the wire marker the learner's function is given
     (``Lambda(source)``, or a ``Partial`` of it binding ``params``) and the same function as a
     callable on this, trusted, side (``source`` evaluated with ``np`` in scope)."""
@@ -194,7 +203,7 @@ def suite_function(source, **params):
     return Lambda(source), local
 
 
-def batched_keys_hint(error, K):
+def batched_keys_hint(error: SubmissionError, K: Any) -> str | None:
     """For a matrix product that failed on keys with batch dimensions: the usual cause."""
     if np.ndim(K) > 2 and error.cause == "matmul":
         return (f"It was called with batch dimensions, K of shape {np.shape(K)}: `K.T` reverses "
@@ -204,7 +213,7 @@ def batched_keys_hint(error, K):
 
 # ------------------------------------------------------------------ trusted math
 
-def softmax(z, axis=-1, mask=None):
+def softmax(z: Any, axis: int = -1, mask: Any = None) -> np.ndarray:
     """The trusted softmax suites compute expected values with, in float64.
 
     ``mask`` (True = may be attended to, broadcast against ``z``) gives the other entries weight 0.
@@ -217,15 +226,17 @@ def softmax(z, axis=-1, mask=None):
     top = np.where(np.isfinite(top), top, 0.0)
     e = np.exp(z - top)
     total = e.sum(axis=axis, keepdims=True)
-    return e / np.where(total > 0, total, 1.0)
+    weights: np.ndarray = e / np.where(total > 0, total, 1.0)
+    return weights
 
 
-def central_differences(f, x, eps=1e-6):
+def central_differences(f: Callable[[np.ndarray], float], x: Any,
+                        eps: float = 1e-6) -> np.ndarray:
     """The trusted numerical gradient suites compute expected gradients with: central
     differences (f(x + eps e_i) - f(x - eps e_i)) / (2 eps) of a scalar function f, entry by entry,
     in float64, on a copy of x."""
     x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
+    grad: np.ndarray = np.zeros_like(x)
     for i in np.ndindex(x.shape):
         old = x[i]
         x[i] = old + eps
@@ -239,7 +250,8 @@ def central_differences(f, x, eps=1e-6):
 
 # ------------------------------------------------------------------ checks
 
-def expect_close(actual, expected, what, rtol=1e-6, atol=1e-8, mistakes=None):
+def expect_close(actual: Any, expected: Any, what: str, rtol: float = 1e-6, atol: float = 1e-8,
+                 mistakes: Any = None) -> Any:
     """As :func:`helpers.checks.expect_close`, after making sure ``actual`` is a numeric array.
 
     A result of the wrong shape, or with nan or inf where the right answer is finite, is first
@@ -250,9 +262,11 @@ def expect_close(actual, expected, what, rtol=1e-6, atol=1e-8, mistakes=None):
     return checks.expect_close(array, expected, what, rtol, atol, mistakes)
 
 
-def _name_broken_result(array, expected, what, mistakes):
+def _name_broken_result(array: np.ndarray, expected: np.ndarray, what: str,
+                        mistakes: Any) -> None:
     """Fail with the usual message about a wrong shape or a non-finite entry, followed by the
     mistake that explains it, if one does; otherwise return and let the comparison speak."""
+    check_broken: Callable[[], object]
     if array.shape != expected.shape:
         check_broken = lambda: expect_shape(array, expected.shape, what)  # noqa: E731
     elif array.dtype.kind in "fc" and expected.dtype.kind in "biufc" \
@@ -268,7 +282,7 @@ def _name_broken_result(array, expected, what, mistakes):
             fail(f"{error} This is what you get when you {hint}.")
 
 
-def _unsupported_part(value, path="cache"):
+def _unsupported_part(value: Any, path: str = "cache") -> tuple[str, str] | None:
     """Where in a value something that cannot cross the wire sits, and what it was (or None)."""
     if isinstance(value, Unsupported):
         return path, value.type_name
@@ -281,7 +295,7 @@ def _unsupported_part(value, path="cache"):
     return None
 
 
-def expect_plain_cache(cache, forward, backward):
+def expect_plain_cache(cache: Any, forward: str, backward: str) -> None:
     """The cache a learner's ``forward`` returned is plain data that the grader can hand back,
     unchanged, to their ``backward``: tuples, lists and str-keyed dicts of arrays and numbers."""
     found = _unsupported_part(cache)
@@ -298,8 +312,9 @@ WARNING_HINT = "An overflow in exp usually means the maximum was not subtracted 
 COPY_HINT = "for example `X = X / s` rather than `X /= s`"
 
 
-def expect_clean_call(submission, name, hint=WARNING_HINT, copy_hint=COPY_HINT, value=None,
-                      mistakes=None):
+def expect_clean_call(submission: Any, name: str,
+                      hint: str | Callable[[str], str | None] | None = WARNING_HINT,
+                      copy_hint: str = COPY_HINT, value: Any = None, mistakes: Any = None) -> None:
     """The last call raised no numpy warning, changed none of its inputs in place and printed
     nothing.
 

@@ -39,7 +39,7 @@ MAX_TEXT = 4000              # characters of printed output or traceback kept pe
 class Function:
     """Pass one of the learner's own functions, by name, as an argument."""
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self.name = str(name)
 
 
@@ -47,14 +47,14 @@ class Lambda:
     """Pass a small function written by the suite (source text, evaluated in the learner's kernel
     with ``np`` in scope; never on this side)."""
 
-    def __init__(self, source):
+    def __init__(self, source: str) -> None:
         self.source = str(source)
 
 
 class Partial:
     """Pass ``functools.partial(function, **kwargs)``; ``function`` is a Function or Lambda."""
 
-    def __init__(self, function, **kwargs):
+    def __init__(self, function: Function | Lambda, **kwargs: Any) -> None:
         self.function = function
         self.kwargs = kwargs
 
@@ -62,23 +62,23 @@ class Partial:
 class RNG:
     """Pass ``numpy.random.default_rng(seed)``."""
 
-    def __init__(self, seed):
+    def __init__(self, seed: int) -> None:
         self.seed = int(seed)
 
 
 class Unsupported:
     """A value that cannot cross the boundary (an arbitrary object, an object array...)."""
 
-    def __init__(self, type_name):
+    def __init__(self, type_name: str) -> None:
         self.type_name = str(type_name)[:100]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<an object of type {self.type_name}>"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Unsupported) and other.type_name == self.type_name
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.type_name)
 
 
@@ -88,14 +88,14 @@ class BadReply(Exception):
 
 # ---------------------------------------------------------------- requests (grader -> kernel)
 
-def _array_text(array):
+def _array_text(array: Any) -> str:
     import io
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def encode_argument(value):
+def encode_argument(value: Any) -> Any:
     """Arguments the suites pass: plain data, arrays, and the markers above."""
     if value is None or isinstance(value, (bool, str)):
         return value
@@ -128,7 +128,7 @@ def encode_argument(value):
     raise TypeError(f"cannot send a {type(value).__name__} to a kernel")
 
 
-def request(name, args, kwargs, nonce):
+def request(name: str, args: Any, kwargs: Any, nonce: str) -> str:
     """The JSON text of one call."""
     return json.dumps({"name": str(name), "nonce": str(nonce),
                        "args": encode_argument(list(args)),
@@ -143,7 +143,7 @@ _HEADER = re.compile(r"\{'descr': '([<>|=])([a-z]\d+)', 'fortran_order': (True|F
                      r"'shape': \(((?:\d+, )*\d+,?|)\), \}\s*")
 
 
-def read_array(text):
+def read_array(text: str) -> np.ndarray | Unsupported:
     """A numeric or boolean ndarray from base64 ``.npy`` text, or Unsupported. Strict: the header
     must be the one numpy writes for a plain array, the data must have exactly the right size."""
     try:
@@ -189,28 +189,31 @@ def read_array(text):
     return np.array(array, dtype=dtype.newbyteorder("="), copy=True)
 
 
-def loads(text):
+def loads(text: str | bytes | bytearray) -> Any:
     """``json.loads`` of JSON text (str or bytes) a kernel sent, refused first when its parse could
     hold far more memory than the text itself: ``[{},{},...]`` makes 64-byte objects of 3 bytes.
     Counting brackets, braces and commas (an upper bound on the values) takes linear time; over
     :data:`MAX_STRUCTURE`, ValueError."""
-    marks = (b"[", b"{", b",") if isinstance(text, (bytes, bytearray)) else ("[", "{", ",")
-    if sum(text.count(mark) for mark in marks) > MAX_STRUCTURE:
+    if isinstance(text, str):
+        values = text.count("[") + text.count("{") + text.count(",")
+    else:
+        values = text.count(b"[") + text.count(b"{") + text.count(b",")
+    if values > MAX_STRUCTURE:
         raise ValueError(f"more than {MAX_STRUCTURE} values")
     return json.loads(text)
 
 
 class _Budget:
-    def __init__(self):
+    def __init__(self) -> None:
         self.items = 0
 
-    def take(self):
+    def take(self) -> None:
         self.items += 1
         if self.items > MAX_ITEMS:
             raise BadReply(f"the value has more than {MAX_ITEMS} parts")
 
 
-def decode(data, _depth=0, _budget=None):
+def decode(data: Any, _depth: int = 0, _budget: _Budget | None = None) -> Any:
     """Data-only decoding of a reply's value (the inverse of the agent's encoding)."""
     budget = _budget or _Budget()
     budget.take()
@@ -243,7 +246,7 @@ def decode(data, _depth=0, _budget=None):
     return Unsupported("unknown wire object")
 
 
-def read_reply(text, nonce):
+def read_reply(text: Any, nonce: str) -> dict[str, Any]:
     """The reply to the call with ``nonce``, checked field by field; raises BadReply otherwise.
 
     Returns a dict: ``ok`` (bool); when ok, ``value`` (decoded), ``mutated`` (argument indices),
@@ -269,20 +272,21 @@ def read_reply(text, nonce):
     if reply["ok"]:
         reply["value"] = decode(data.get("value"))
     else:
-        raised = data.get("error") if isinstance(data.get("error"), dict) else {}
+        given = data.get("error")
+        raised: dict[str, Any] = given if isinstance(given, dict) else {}
         reply["error"] = {"kind": _text(raised.get("kind")) or "exception",
                           "message": _text(raised.get("message")) or "an error",
                           "traceback": _text(raised.get("traceback"))}
     return reply
 
 
-def _text(value):
+def _text(value: Any) -> str:
     return value[:MAX_TEXT] if isinstance(value, str) else ""
 
 
-def _list(value):
+def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _number(value):
+def _number(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
