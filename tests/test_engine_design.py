@@ -8,6 +8,7 @@ than remove it.
 """
 import argparse
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -289,3 +290,51 @@ def test_the_recording_process_gets_every_option():
     assert len(arguments) == len(options.settings())
     config = KVArgParseConfigLoader(arguments, classes=[HiddenSuiteGrading]).load_config()
     assert HiddenSuiteGrading(config=config).options() == chosen
+
+
+# ------------------------------------------------------------------ the docs name what exists
+
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "benchmarks" / "README.md"]
+# A repository path written in a doc (not a placeholder such as NN-topic or <id>, not a path inside
+# Gradescope's container such as /autograder/source).
+DOC_PATH = re.compile(r"(?<![\w/.<-])((?:autograder|tests|src|docs|solutions|notebooks|benchmarks)"
+                      r"/[\w./-]*[\w/])")
+DOC_MODULE = re.compile(r"(?<![\w.])(autograder(?:\.\w+)+)")
+DOC_LINK = re.compile(r"\]\(([^)#\s]+)\)")
+
+
+def is_module(dotted):
+    path = REPO.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def named_in_docs(text):
+    """(paths, modules, relative links) a doc's text names."""
+    paths = [p for p in DOC_PATH.findall(text) if "NN-" not in p]
+    return paths, DOC_MODULE.findall(text), [
+        link for link in DOC_LINK.findall(text) if "://" not in link]
+
+
+def test_the_docs_name_only_files_modules_and_links_that_exist():
+    """A moved module or test, or a link to a page that is not in the repository, shows up here
+    rather than in a reader's failed command."""
+    missing = []
+    for doc in DOCS:
+        paths, modules, links = named_in_docs(doc.read_text(encoding="utf-8"))
+        missing += [f"{doc.name}: {p}" for p in paths if not (REPO / p).exists()]
+        # a module, or a name defined in one below the package (autograder.course.config.configure)
+        missing += [f"{doc.name}: {m}" for m in modules if not is_module(m) and not (
+            m.count(".") > 1 and is_module(m.rpartition(".")[0]))]
+        missing += [f"{doc.name}: link {link}" for link in links
+                    if not (doc.parent / link).exists()]
+    assert missing == []
+
+
+def test_the_docs_check_finds_a_moved_module_and_a_dangling_link():
+    paths, modules, links = named_in_docs(
+        "see `tests/test_grading.py`, `python -m autograder.bench`, [the contract](../curriculum) "
+        "and `autograder/suites/NN-topic/` and `/autograder/source`")
+    assert paths == ["tests/test_grading.py"] and modules == ["autograder.bench"]
+    assert links == ["../curriculum"]
+    assert not (REPO / paths[0]).exists() and not is_module(modules[0])
+    assert not (REPO / "docs" / links[0]).exists()
