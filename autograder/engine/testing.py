@@ -36,11 +36,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 from helpers import checks
-from helpers.checks import (check, describe_difference, expect_dtype,  # noqa: F401
-                            expect_finite, expect_shape, expect_sums_to_one, fail,
-                            name_mistake)
+from helpers.checks import expect_finite, expect_shape, fail, name_mistake
 
-from .wire import Function, Lambda, Partial, RNG, Unsupported  # noqa: F401  (re-exported for suites)
+from .wire import Lambda, Partial, Unsupported
 
 #: The failure a hidden test raises: the visible checks' own, so both speak alike.
 Feedback = checks.CheckFailed
