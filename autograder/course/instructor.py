@@ -31,7 +31,7 @@ def nbgrader(*args: str, state: str | Path | None = None, check: bool = True,
     nbgrader itself); ``state`` relocates .course/. With ``stock``, nbgrader exactly as
     installed (``make bench`` measures it so)."""
     env = nbgrader_env(state, env_extra)
-    # nbgrader's own command line, without the costs autograder.nbgrader_launch explains.
+    # nbgrader's own command line, without the costs autograder.course.nbgrader_launch explains.
     launcher = "nbgrader" if stock else "autograder.course.nbgrader_launch"
     completed = subprocess.run([sys.executable, "-m", launcher, *args], cwd=cwd, env=env,
                                text=True, capture_output=quiet,

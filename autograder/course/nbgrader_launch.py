@@ -112,7 +112,7 @@ def check_schemas_once():
 
 
 def prepare():
-    """Everything above, before nbgrader is imported (also used by autograder.recorder)."""
+    """Everything above, before nbgrader is imported (also used by autograder.course.recorder)."""
     sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
     skip_server_extensions()
     share_engines()

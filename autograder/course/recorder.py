@@ -164,7 +164,8 @@ def serve(replies_fd, argv):
     app = AutogradeApp()
     app.initialize(argv)
     if len(app.extra_args) != 1:
-        raise SystemExit("usage: python -m autograder.recorder FD ASSIGNMENT [nbgrader options]")
+        raise SystemExit("usage: python -m autograder.course.recorder FD ASSIGNMENT "
+                         "[nbgrader options]")
     app.coursedir.assignment_id = app.extra_args[0]
     tail = _Tail()
     tail.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))

@@ -5,7 +5,7 @@ Its source text is executed in the kernel (it needs only the standard library an
 and encodes what came back as JSON and ``.npy`` bytes. The reply echoes the call's nonce.
 
 Everything here runs where the learner's code runs, so nothing it reports is trusted: the grader
-reads replies with its own data-only reader (:mod:`autograder.wire`). What the agent measures
+reads replies with its own data-only reader (:mod:`autograder.engine.wire`). What the agent measures
 about a call (whether an argument was changed in place, whether numpy warned, what was printed)
 rests on the kernel's word: code that patches numpy or this module can forge it. The grader never
 imports this module to read replies; the project's own tests use :func:`handle` directly to run

@@ -1,7 +1,8 @@
 """Flags for the instructor: submitted code that reaches for what grading rests on.
 
 Some of what a hidden test checks is reported by the learner's own kernel: that a call left its
-arguments unchanged, emitted no numpy warning and printed nothing (see :mod:`autograder.agent`).
+arguments unchanged, emitted no numpy warning and printed nothing (see
+:mod:`autograder.engine.agent`).
 Code that patches numpy, the standard library or the grader's agent inside the kernel can forge
 those reports. Such code has no place in this course's answers, so the grader reads the submitted
 source (parsed, never run, on the trusted side, in a bounded child process: see

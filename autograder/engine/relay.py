@@ -2,8 +2,8 @@
 
 **No path the kernel controls.** For each channel the grader reads (shell, iopub, control) it
 makes a listening Unix socket in a folder of its own and hands it to the kernel as an open
-descriptor (:mod:`autograder.launcher`); the kernel serves the channel on it, but never sees its
-path, so it cannot replace or link it. The grader's client connects to a second socket of the same
+descriptor (:mod:`autograder.sandbox.launcher`); the kernel serves the channel on it, but never
+sees its path, so it cannot replace or link it. The grader's client connects to a second socket of the same
 folder, served by :class:`Relay`, which connects to the kernel's socket for it. Both paths are
 reached through a descriptor of the folder (``/proc/self/fd/N/...``), so no path is long or
 resolved anew through anything but the grader's own folder.

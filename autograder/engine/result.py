@@ -1,6 +1,6 @@
 """A notebook's grade: what every part of the course reads, and every format it is written in.
 
-A :class:`Result` is made by grading (:mod:`autograder.grade`) and read by everything else: the
+A :class:`Result` is made by grading (:mod:`autograder.engine.grade`) and read by everything else: the
 command line's table and CSV, the JSON kept in the state folder and printed by ``--json``,
 Gradescope's ``results.json``, the nbgrader plugin and the demo's report. Its JSON form is stable:
 a result written by one run and read by the next compares equal, byte for byte once written again.

@@ -24,7 +24,7 @@ The kit, one of each, so that no suite writes its own:
   through, and says which of the two to fix when it fails.
 
 Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission)`` (from
-``autograder.catalogue``) to :func:`expect_close`. A catalogued mistake is then named only when the
+``autograder.kit``) to :func:`expect_close`. A catalogued mistake is then named only when the
 learner's function matches it on the checked input *and* on a second input; otherwise the message
 describes the property that is off (``helpers.checks.describe_difference``).
 """

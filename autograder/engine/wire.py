@@ -1,7 +1,8 @@
 """The wire between the trusted grader and the learner's kernel: the grader's side.
 
 A call goes out as JSON text (:func:`request`) and comes back as one JSON reply, displayed by the
-kernel under :data:`MIME` (see :mod:`autograder.agent`, the code that answers inside the kernel).
+kernel under :data:`MIME` (see :mod:`autograder.engine.agent`, the code that answers inside the
+kernel).
 Everything in a reply was written by code the learner controls, so this module reads it as data
 and nothing else (:func:`read_reply`, :func:`decode`):
 

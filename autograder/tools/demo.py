@@ -172,7 +172,7 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
         shutil.rmtree(output)
     state = output / "course"
     # A private exchange: no other account can enter it, so every learner's folder there is this
-    # account's own doing and collect counts it for the name it bears (autograder.identity).
+    # account's own doing and collect counts it for the name it bears (autograder.course.identity).
     (state / "exchange").mkdir(parents=True)
     (state / "exchange").chmod(0o700)
     learners = sample_class(size, course)

@@ -353,7 +353,7 @@ def test_a_killed_recording_process_stops_no_grading_and_the_rerun_records_the_r
     while recorder is None and time.monotonic() < deadline and run.poll() is None:
         for pid in descendants(run.pid):
             try:
-                if b"autograder.recorder" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                if b"autograder.course.recorder" in Path(f"/proc/{pid}/cmdline").read_bytes():
                     recorder = pid
             except OSError:
                 continue
@@ -377,8 +377,8 @@ def test_a_killed_recording_process_stops_no_grading_and_the_rerun_records_the_r
 
 def test_the_course_records_exactly_what_stock_nbgrader_records(tmp_path):
     """The course records grades with nbgrader's own converter, in one process fed learner by
-    learner while grading runs (autograder/recorder.py), started without nbgrader's server
-    extensions and with one database engine per command (autograder/nbgrader_launch.py): the
+    learner while grading runs (autograder/course/recorder.py), started without nbgrader's server
+    extensions and with one database engine per command (autograder/course/nbgrader_launch.py): the
     gradebook, the autograded notebooks, the feedback and the export are the same as stock
     ``nbgrader autograde``'s, byte for byte; so are the course's ``nbgrader autograde``'s."""
     from autograder.course import instructor

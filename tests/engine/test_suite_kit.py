@@ -1,4 +1,5 @@
-"""The suite kit (autograder/testing.py) and suites that run on their own.
+"""The suite kit (autograder.kit; its code in autograder/engine/testing.py) and suites that run on
+their own.
 
 A hidden suite runs by hand with ``pytest autograder/suites/NN-name``, against the reference, or
 against one catalogue entry with ``--mutant NAME`` / ``--alternative NAME``; the grader's run of the
