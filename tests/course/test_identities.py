@@ -26,7 +26,6 @@ from pathlib import Path
 import pytest
 
 from autograder.course import config, exchange, formats, identity, instructor, sanitize
-from autograder.engine import catalogue, reference
 from autograder.course.nbgrader_plugin import feedback_markdown
 from autograder.engine import result as results
 from autograder.engine.options import Options

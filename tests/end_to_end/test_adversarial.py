@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.engine import batch, catalogue, grade, reference, wire
+from autograder.engine import batch, catalogue, grade, wire
 from autograder.engine.options import Options
 from autograder.engine.result import Result
 from autograder.sandbox import confinement

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.engine import batch, catalogue, grade, reference
+from autograder.engine import batch, catalogue
 from autograder.sandbox import confinement, lifetime
 from autograder.engine.options import Options
 from support import COURSE, REPO, write_notebook
