@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from autograder import catalogue, grade, reference
-from support import REPO, interpreter_open_to_others, needs_root_and_users, run_as
+from support import REPO, needs_root_and_users, run_as
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("users")]
 
@@ -56,6 +56,17 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def administrator_path():
+    """PATH as a root login has it: without this checkout's environment (first on PATH under
+    `make`) or anything in root's home (pyenv). `python3 -m venv` in the doc then builds on the
+    system's Python, as on the doc's reader's machine, not on an interpreter inside a folder
+    other accounts cannot enter."""
+    entries = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep)
+    private = (REPO.resolve(), Path.home().resolve())
+    return os.pathsep.join(e for e in entries if e and not any(
+        Path(e).resolve().is_relative_to(p) for p in private))
 
 
 class Hub:
@@ -99,7 +110,7 @@ class Hub:
     def run_block(self, tags, text):
         script = "set -euo pipefail\n" + self.moved(text)
         if "root" in tags:
-            env = {**os.environ, **self.env}
+            env = {**os.environ, **self.env, "PATH": administrator_path()}
             done = subprocess.run(["bash", "-c", script], env=env, capture_output=True,
                                   text=True, timeout=1200, cwd=self.top)
             assert done.returncode == 0, f"{script}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
@@ -109,7 +120,8 @@ class Hub:
 
     def instructor_env(self):
         return {"JUPYTER_CONFIG_PATH": self.env["JUPYTER_CONFIG_PATH"],
-                "COURSE_REPOSITORY": str(self.repository)}
+                "COURSE_REPOSITORY": str(self.repository),
+                "PATH": f"{Path(self.python()).parent}:/usr/local/bin:/usr/bin:/bin"}
 
     def publish_repository(self):
         """A bare copy of this checkout's commit, owned by the instructor (git refuses to read a
@@ -255,12 +267,9 @@ def hub():
     top = Path(tempfile.mkdtemp(prefix="hub-", dir="/srv" if os.path.isdir("/srv") else None))
     top.chmod(0o755)
     deployment = Hub(top, f"h{os.getpid() % 100000}")
-    opened = interpreter_open_to_others()  # python3 may be pyenv's, under /root
-    opened.__enter__()
     try:
         yield deployment
     finally:
-        opened.__exit__(None, None, None)
         deployment.stop()
         for user in deployment.users.values():
             subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
@@ -362,6 +371,9 @@ def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
     assert "ok:" in hub.run_block(["instructor"], "cd ~/attention-course && "
                                   "/opt/attention-course/env/bin/python -m autograder privacy").stdout
     env = hub.paths["/opt/attention-course"] / "env"
+    interpreter = Path(os.path.realpath(env / "bin" / "python"))
+    assert not interpreter.is_relative_to(Path.home().resolve()), (
+        f"the learners' environment runs {interpreter}, inside root's home")
     assert not list(env.rglob("autograder")), "the grading engine is in the learners' environment"
     assert not list(env.rglob("suites")) and not list(env.rglob("solutions"))
     assert (next(env.glob("lib/python3*/site-packages/helpers")) / "checks.py").exists()
