@@ -22,7 +22,7 @@ ASSIGNMENTS := $(notdir $(wildcard solutions/*))
 # nbgrader calls `alembic` by name: the environment's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab instructor-lab demo test release bench lock clean help hub-env
+.PHONY: lab instructor-lab axe demo test release bench lock clean help hub-env
 
 help:
 	@sed -n '2,6p' Makefile
@@ -67,7 +67,19 @@ instructor-lab: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m autograder demo
 
-test: $(DEV_STAMP)
+# axe-core, which the accessibility tests inject into pages: the version
+# tests/accessibility/package-lock.json pins, from npm (.ci/run installs npm; without it those tests
+# are skipped, and fail in CI).
+AXE := tests/accessibility/node_modules/axe-core/axe.min.js
+$(AXE): tests/accessibility/package-lock.json
+	cd tests/accessibility && npm ci --no-audit --no-fund --silent
+	@touch $@
+
+axe:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(AXE); \
+	else echo "note: npm is not installed: the accessibility tests will be skipped."; fi
+
+test: $(DEV_STAMP) axe
 	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
 release: $(STAMP)
