@@ -143,9 +143,11 @@ def test_learner_answers_runs_sees_the_check_and_validates(browser, tmp_path):
         page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
         check = page.locator(".jp-OutputArea-output", has_text="row_normalize: all visible checks pass")
         check.wait_for(timeout=180_000)
-        heatmap = page.locator(".jp-RenderedImage img").first
+        # figures are HTML images carrying their description as alt text (helpers.plots)
+        heatmap = page.locator(".jp-OutputArea-output img").first
         heatmap.wait_for(timeout=60_000)
         assert heatmap.evaluate("img => img.naturalWidth") > 100
+        assert heatmap.get_attribute("alt").startswith("Figure")
         check.scroll_into_view_if_needed()
         page.screenshot(path=str(folder / "learner-visible-check.png"))
         heatmap.scroll_into_view_if_needed()
@@ -249,7 +251,6 @@ def test_make_lab_hides_the_instructors_tools_and_releases_open_clean(browser, t
         notebook = reference.release_notebook(assignment)
         (workspace / assignment).mkdir(parents=True)
         shutil.copy(notebook, workspace / assignment / notebook.name)
-    folder = shots(tmp_path)
     with jupyterlab(workspace, workspace, tmp_path, make_target="lab") as url:
         disabled, formgrader = lab_state(url)
         assert INSTRUCTOR_ONLY <= disabled and not formgrader
@@ -269,7 +270,7 @@ def test_make_lab_hides_the_instructors_tools_and_releases_open_clean(browser, t
             assert notebook.name in tab.inner_text()
             assert "jp-mod-dirty" not in (tab.get_attribute("class") or ""), (
                 f"{notebook.name} opened modified")
-            page.screenshot(path=str(folder / f"learner-opens-{notebook.stem}.png"))
+            page.screenshot(path=str(tmp_path / f"learner-opens-{notebook.stem}.png"))
             tab.locator(".lm-TabBar-tabCloseIcon").click()
             page.wait_for_timeout(1000)
             assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()
