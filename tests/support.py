@@ -27,6 +27,15 @@ def cell_source(cell):
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
+def execute(notebook, folder, timeout=600):
+    """Run ``notebook`` (nbformat's) top to bottom in a fresh python3 kernel working in ``folder``,
+    as JupyterLab's *Run All* would; its outputs are filled in place. Returns it."""
+    from nbclient import NotebookClient
+    NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return notebook
+
+
 def suite_module(assignment):
     """An assignment's hidden suite, imported as a module (for the project's tests of its trusted
     helpers)."""
