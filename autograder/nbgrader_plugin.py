@@ -23,7 +23,7 @@ from traitlets import Float, Int, Unicode
 
 import nbformat
 
-from . import identity, reference, sanitize, state
+from . import feedback_page, identity, reference, sanitize, state
 from . import sandbox as confinement
 from . import grade as engine
 from . import notebook as nbio
@@ -40,9 +40,19 @@ def exercise_of(cell):
 
 
 def feedback_markdown(exercise, tests):
-    """The markdown table of ``exercise``'s hidden tests; every text in it is escaped."""
+    """The markdown table of ``exercise``'s hidden tests; every text in it is escaped. When
+    every test failed with the same message (a function not written yet, a notebook that did not
+    run), the message is given once, for all of them."""
     name = f"`{exercise}`" if exercise.isidentifier() else sanitize.markdown_text(exercise)
-    lines = [f"**Hidden tests of {name}**", "", "| test | points | |", "|---|---|---|"]
+    lines = [f"**Hidden tests of {name}**", "", "| test | points | what happened |",
+             "|---|---|---|"]
+    messages = {test.feedback for test in tests}
+    if len(tests) > 1 and len(messages) == 1 and tests[0].feedback and \
+            not any(test.score for test in tests):
+        total = sum(test.max_score for test in tests)
+        lines.append(f"| all {len(tests)} tests | 0 / {total:g} | "
+                     f"{sanitize.markdown_text(tests[0].feedback)} |")
+        return "\n".join(lines)
     for test in tests:
         mark = sanitize.markdown_text(test.feedback) if test.feedback else "passed"
         lines.append(f"| {sanitize.markdown_text(test.name.split(': ', 1)[-1])} | "
@@ -181,6 +191,7 @@ def configure(c):
     c.ExchangeFactory.collect = "autograder.exchange.SafeCollect"
     c.ExportApp.plugin_class = "autograder.export.QuotedCsvExport"
     sanitize.configure(c)
+    feedback_page.configure(c)
     c.Autograde.autograde_preprocessors = [
         HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
         SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
