@@ -184,3 +184,31 @@ def test_a_blank_notebook_hears_once_per_function_that_it_is_not_written_yet(fee
         assert said == 1, f"{function}: told {said} times that it is not implemented yet"
     honest = text_outside_code(feedback["honest"].read_text())
     assert "not implemented yet" not in honest and "passed" in honest
+
+
+# ------------------------------------------------------------------------------ messages
+def test_a_cell_is_named_as_a_learner_finds_it():
+    from autograder.notebook import cell_label
+    notebook = {"cells": [
+        {"cell_type": "markdown", "source": "## Step 2 · Attend ##\ntext"},
+        {"cell_type": "code", "source": "x = 1"},
+        {"cell_type": "code", "source": ["def attend(s, H):\n", "    raise NotImplementedError\n"]},
+        {"cell_type": "code", "source": "check()",
+         "metadata": {"nbgrader": {"grade_id": "check_attend", "grade": True}}},
+        {"cell_type": "code", "source": "y = 2"}]}
+    assert cell_label(notebook, 2) == "a cell under 'Step 2 · Attend'"
+    assert cell_label(notebook, 3) == "the cell that defines `attend`"
+    assert cell_label(notebook, 4) == "the check of `attend`"
+    assert cell_label({"cells": notebook["cells"][1:]}, 1) == "code cell 1"
+
+
+@pytest.mark.slow
+def test_a_blank_notebooks_errors_name_functions_not_cell_numbers(tmp_path):
+    from autograder import grade
+    released = REPO / "notebooks" / "02-scoring"
+    [path] = released.glob("*.ipynb")
+    result = grade.grade_safely(path, ASSIGNMENT, grade.Options(sandbox="auto"))
+    assert result.errors, "a blank notebook's cells raise NotImplementedError"
+    assert not [e for e in result.errors if re.match(r"cell \d", e)], result.errors
+    assert any(e.startswith("the check of `softmax`") for e in result.errors), result.errors
+    assert any(e.startswith("a cell under 'Step 1") for e in result.errors), result.errors
