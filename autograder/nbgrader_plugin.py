@@ -16,6 +16,7 @@ from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat import from_dict
+from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
                                     LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
@@ -23,12 +24,13 @@ from traitlets import Float, Int, Unicode
 
 import nbformat
 
-from . import identity, reference, sanitize, state
+from . import feedback_page, identity, reference, sanitize, state
 from . import sandbox as confinement
 from . import grade as engine
 from . import notebook as nbio
 
 CHECK_PREFIX = "check_"
+FLAGS, ERRORS = "attention_course_flags", "attention_course_errors"  # autograded notebook metadata
 
 
 def exercise_of(cell):
@@ -40,9 +42,19 @@ def exercise_of(cell):
 
 
 def feedback_markdown(exercise, tests):
-    """The markdown table of ``exercise``'s hidden tests; every text in it is escaped."""
+    """The markdown table of ``exercise``'s hidden tests; every text in it is escaped. When
+    every test failed with the same message (a function not written yet, a notebook that did not
+    run), the message is given once, for all of them."""
     name = f"`{exercise}`" if exercise.isidentifier() else sanitize.markdown_text(exercise)
-    lines = [f"**Hidden tests of {name}**", "", "| test | points | |", "|---|---|---|"]
+    lines = [f"**Hidden tests of {name}**", "", "| test | points | what happened |",
+             "|---|---|---|"]
+    messages = {test.feedback for test in tests}
+    if len(tests) > 1 and len(messages) == 1 and tests[0].feedback and \
+            not any(test.score for test in tests):
+        total = sum(test.max_score for test in tests)
+        lines.append(f"| all {len(tests)} tests | 0 / {total:g} | "
+                     f"{sanitize.markdown_text(tests[0].feedback)} |")
+        return "\n".join(lines)
     for test in tests:
         mark = sanitize.markdown_text(test.feedback) if test.feedback else "passed"
         lines.append(f"| {sanitize.markdown_text(test.name.split(': ', 1)[-1])} | "
@@ -78,9 +90,9 @@ def annotate(notebook, result, executed):
             unused.remove(match)
             cell["outputs"] = [o for o in match.get("outputs", [])]
     if result.errors:
-        notebook.setdefault("metadata", {})["attention_course_errors"] = list(result.errors)
+        notebook.setdefault("metadata", {})[ERRORS] = list(result.errors)
     if result.flags:
-        notebook.setdefault("metadata", {})["attention_course_flags"] = list(result.flags)
+        notebook.setdefault("metadata", {})[FLAGS] = list(result.flags)
     return notebook
 
 
@@ -171,6 +183,26 @@ class HiddenSuiteGrading(NbGraderPreprocessor):
         for index, cell in enumerate(plain["cells"]):
             if cell["cell_type"] == "code":
                 nb.cells[index].outputs = [from_dict(o) for o in cell["outputs"]]
+        for key in (ERRORS, FLAGS):  # for the instructor; RecordFlags marks the gradebook too
+            if key in plain.get("metadata", {}):
+                nb.metadata[key] = list(plain["metadata"][key])
+        return nb, resources
+
+
+class RecordFlags(NbGraderPreprocessor):
+    """A flagged notebook (code that patches modules or names the grader's agent) is marked with
+    nbgrader's own ``flagged`` in the gradebook, which the formgrader shows beside the submission
+    and in its page; the reasons stay in the autograded notebook's metadata (``FLAGS``). The
+    learner's feedback does not show them: a flag is a reason for the instructor to look."""
+
+    def preprocess(self, nb, resources):
+        if nb.get("metadata", {}).get(FLAGS):
+            info = resources["nbgrader"]
+            with Gradebook(info["db_url"]) as book:
+                submitted = book.find_submission_notebook(info["notebook"], info["assignment"],
+                                                          info["student"])
+                submitted.flagged = True
+                book.db.commit()
         return nb, resources
 
 
@@ -181,9 +213,14 @@ def configure(c):
     c.ExchangeFactory.collect = "autograder.exchange.SafeCollect"
     c.ExportApp.plugin_class = "autograder.export.QuotedCsvExport"
     sanitize.configure(c)
+    feedback_page.configure(c)
     c.Autograde.autograde_preprocessors = [
         HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+        SaveAutoGrades, RecordFlags, AssignLatePenalties, CheckCellMetadata]
+    # nbconvert's ClearMetadataPreprocessor empties the notebook's metadata but for the kernel's
+    # language: the grading's errors and flags are kept for the instructor (the README says so)
+    c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
+        ("language_info", "name"), (FLAGS,), (ERRORS,)}
     c.OverwriteCells.add_missing_cells = True
     # nbconvert's own setting: validate a notebook once after all the steps of a pass, not after
     # each of them (twelve whole-notebook validations per notebook when autograding); a notebook

@@ -12,6 +12,7 @@ release, answers come from the learner, and cells the learner added stay where t
 import errno
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -256,3 +257,33 @@ def restore_locked(submitted, released):
     result["cells"] = cells
     result["metadata"] = released.get("metadata", {})
     return result, notes
+
+
+DEFINED = re.compile(r"^(?:def|class)[ \t]+([A-Za-z_]\w*)", re.M)  # linear: learner text
+HEADING = re.compile(r"^#{1,2}[ \t]+([^\n]*)", re.M)  # sections, not a "Visible check"
+
+
+def cell_label(notebook, number):
+    """How a learner finds code cell ``number`` (1-based, counting every cell) in JupyterLab,
+    which shows no cell numbers: by the functions it defines ("the cell that defines `align`"),
+    the check it holds ("the check of `align`"), or the heading above it ("a cell under 'Step 3 ·
+    Attend'"); its number only when nothing names it."""
+    cells = notebook.get("cells", [])
+    cell = cells[number - 1] if 0 < number <= len(cells) else {}
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else str(source)
+    defined = DEFINED.findall(source)
+    if defined:
+        names = ", ".join(f"`{name}`" for name in defined[:3])
+        return f"the cell that defines {names}"
+    gid = grade_id(cell) or ""
+    if gid.startswith("check_"):
+        return f"the check of `{gid[len('check_'):]}`"
+    for above in reversed(cells[:max(0, number - 1)]):
+        if above.get("cell_type") == "markdown":
+            text = above.get("source", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            headings = HEADING.findall(text)
+            if headings:
+                return f"a cell under '{headings[-1].strip().rstrip('#').strip()[:80]}'"
+    return f"code cell {number}"

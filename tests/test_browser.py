@@ -203,6 +203,30 @@ def test_instructor_sees_the_graded_class_in_the_formgrader(browser, tmp_path):
         maximum = sum(grade_cell_points(a) for a in demo.assignments())  # written answers too
         assert f"{total:g} / {maximum:g}" in table or f"{total:.2f} / {maximum:.2f}" in table
         page.screenshot(path=str(folder / "instructor-formgrader.png"))
+        written_answers_render_their_formulas(page, url, state, summary, folder)
+
+
+def written_answers_render_their_formulas(page, url, state, summary, folder):
+    """The formgrader's page of a submission, where written answers are graded by hand: its
+    formulas are MathML on screen (no MathJax from a CDN needed) and no TeX is left as text."""
+    from nbgrader.api import Gradebook
+    assignment = next(a for a in demo.assignments()
+                      if any(c["cell_type"] == "markdown" and "$" in "".join(c["source"])
+                             for c in json.loads(
+                                 reference.release_notebook(a).read_text())["cells"]))
+    notebook = reference.release_notebook(assignment).stem
+    with Gradebook(f"sqlite:///{state / 'gradebook.db'}") as book:
+        submission = book.find_submission_notebook(notebook, assignment, "learner01").id
+    page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(url)
+               else route.continue_())
+    page.goto(f"{url}/formgrader/submissions/{submission}/?token={TOKEN}")
+    page.wait_for_selector("math", timeout=60_000)
+    sizes = page.evaluate("""() => [...document.querySelectorAll('math')].map(m => {
+        const box = m.getBoundingClientRect(); return box.width * box.height; })""")
+    assert len(sizes) > 5 and all(size > 0 for size in sizes)
+    text = page.inner_text("body")
+    assert not re.search(r"\$\\[a-zA-Z]+", text), "TeX is left as text in the formgrader"
+    page.screenshot(path=str(folder / "instructor-formgrade-math.png"))
 
 
 # nbgrader's JupyterLab extensions: an instructor's lab has them all, a learner's only these.
