@@ -1,15 +1,18 @@
 # attention-course: the commands a learner, an instructor and a maintainer type.
-#   make lab      open the course in JupyterLab (learners)
-#   make demo     release, grade a sample class and print the grade table (instructors)
-#   make test     everything the project checks (maintainers, CI)
+#   make lab             open the course in JupyterLab (learners)
+#   make instructor-lab  JupyterLab with nbgrader's instructor tools: formgrader, Create Assignment
+#   make demo            release, grade a sample class and print the grade table (instructors)
+#   make test            everything the project checks (maintainers, CI)
 #
 # PYTHON=python3.12 builds .venv with another interpreter (3.11 to 3.14); VENV=/path/to/env installs
 # into an environment that already exists instead of building .venv; LAB_ARGS passes flags to
-# JupyterLab (make lab LAB_ARGS="--port 8890 --no-browser"); BENCH_ARGS passes flags to the benchmark
+# JupyterLab (make lab LAB_ARGS="--port 8890 --no-browser") and LAB_ROOT the folder it shows (the
+# course's, by default); BENCH_ARGS passes flags to the benchmark
 # (make bench BENCH_ARGS="--capacity 10,40,160").
 PYTHON ?= python3
 VENV ?= .venv
 LAB_ARGS ?=
+LAB_ROOT ?= $(CURDIR)
 BENCH_ARGS ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -19,10 +22,10 @@ ASSIGNMENTS := $(notdir $(wildcard solutions/*))
 # nbgrader calls `alembic` by name: the environment's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab demo test release bench lock clean help hub-env
+.PHONY: lab instructor-lab axe demo test release bench lock clean help hub-env
 
 help:
-	@sed -n '2,5p' Makefile
+	@sed -n '2,6p' Makefile
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,17 +45,41 @@ $(HUB_STAMP): $(STAMP) requirements-hub.lock
 
 hub-env: $(HUB_STAMP)
 
+# Both labs start the course's kernel (learner/jupyter/kernels/python3, found through JUPYTER_PATH:
+# IPython's, reporting the language the notebooks record, so they open unmodified). The learner's
+# lab also reads learner/jupyter-config first (JUPYTER_CONFIG_PATH), which turns off nbgrader's
+# formgrader, Create Assignment and course list for this launch only: learners keep the
+# Assignment List and Validate, and no Jupyter configuration of theirs changes.
 # JupyterLab refuses to run as root unless told --allow-root; learner code would then run as root.
+LAB = @if [ "$$(id -u)" = 0 ]; then echo "note: running JupyterLab as root (adding --allow-root)." \
+	  "Notebook code then runs as root: prefer an ordinary user account for course work."; fi; \
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+	JUPYTER_PATH=$(CURDIR)/learner/jupyter$${JUPYTER_PATH:+:$$JUPYTER_PATH} $(1) \
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) --LabApp.default_url=/lab/tree/$(2) \
+	$$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
+
 lab: $(STAMP)
-	@if [ "$$(id -u)" = 0 ]; then echo "note: running JupyterLab as root (adding --allow-root)." \
-	  "Notebook code then runs as root: prefer an ordinary user account for course work."; fi
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) \
-	  --LabApp.default_url=/lab/tree/notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
+	$(call LAB,JUPYTER_CONFIG_PATH=$(CURDIR)/learner/jupyter-config$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH},notebooks)
+
+instructor-lab: $(STAMP)
+	$(call LAB,,)
 
 demo: $(STAMP)
 	$(BIN)/python -m autograder demo
 
-test: $(DEV_STAMP)
+# axe-core, which the accessibility tests inject into pages: the version
+# tests/accessibility/package-lock.json pins, from npm (.ci/run installs npm; without it those tests
+# are skipped, and fail in CI).
+AXE := tests/accessibility/node_modules/axe-core/axe.min.js
+$(AXE): tests/accessibility/package-lock.json
+	cd tests/accessibility && npm ci --no-audit --no-fund --silent
+	@touch $@
+
+axe:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(AXE); \
+	else echo "note: npm is not installed: the accessibility tests will be skipped."; fi
+
+test: $(DEV_STAMP) axe
 	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
 release: $(STAMP)

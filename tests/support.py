@@ -24,6 +24,15 @@ def solution_cells(assignment):
     return json.loads(COURSE.assignment(assignment).solution.read_text(encoding="utf-8"))["cells"]
 
 
+def execute(notebook, folder, timeout=600):
+    """Run ``notebook`` (nbformat's) top to bottom in a fresh python3 kernel working in ``folder``,
+    as JupyterLab's *Run All* would; its outputs are filled in place. Returns it."""
+    from nbclient import NotebookClient
+    NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return notebook
+
+
 def suite_module(assignment):
     """An assignment's hidden suite, imported as a module (for the project's tests of its trusted
     helpers)."""

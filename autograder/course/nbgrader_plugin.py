@@ -25,23 +25,35 @@ from typing import Any
 import nbformat
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat import from_dict
+from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
                                     LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
 from traitlets import Enum, Float, Int, TraitType, Unicode
 
-from . import folders, identity, sanitize
+from . import feedback_page, folders, identity, sanitize
 from ..engine import grade, notebook, options
 from ..engine.assignment import Course
 from ..engine.result import Result, TestResult
 
+FLAGS, ERRORS = "autograder_flags", "autograder_errors"  # in an autograded notebook's metadata
 SANDBOX_VARIABLE = "ATTENTION_COURSE_SANDBOX"  # the sandbox setting's default, for the tests
 
 
 def feedback_markdown(exercise: str, tests: list[TestResult]) -> str:
-    """The markdown table of ``exercise``'s hidden tests; every text in it is escaped."""
+    """The markdown table of ``exercise``'s hidden tests; every text in it is escaped. When
+    every test failed with the same message (a function not written yet, a notebook that did not
+    run), the message is given once, for all of them."""
     name = f"`{exercise}`" if exercise.isidentifier() else sanitize.markdown_text(exercise)
-    lines = [f"**Hidden tests of {name}**", "", "| test | points | |", "|---|---|---|"]
+    lines = [f"**Hidden tests of {name}**", "", "| test | points | what happened |",
+             "|---|---|---|"]
+    messages = {test.feedback for test in tests}
+    if len(tests) > 1 and len(messages) == 1 and tests[0].feedback and \
+            not any(test.score for test in tests):
+        total = sum(test.max_score for test in tests)
+        lines.append(f"| all {len(tests)} tests | 0 / {total:g} | "
+                     f"{sanitize.markdown_text(tests[0].feedback)} |")
+        return "\n".join(lines)
     for test in tests:
         mark = sanitize.markdown_text(test.feedback) if test.feedback else "passed"
         lines.append(f"| {sanitize.markdown_text(test.name.split(': ', 1)[-1])} | "
@@ -78,9 +90,9 @@ def annotate(submitted: dict[str, Any], result: Result,
             unused.remove(match)
             cell["outputs"] = [o for o in match.get("outputs", [])]
     if result.errors:
-        submitted.setdefault("metadata", {})["autograder_errors"] = list(result.errors)
+        submitted.setdefault("metadata", {})[ERRORS] = list(result.errors)
     if result.flags:
-        submitted.setdefault("metadata", {})["autograder_flags"] = list(result.flags)
+        submitted.setdefault("metadata", {})[FLAGS] = list(result.flags)
     return submitted
 
 
@@ -161,6 +173,9 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
         for index, cell in enumerate(plain["cells"]):
             if cell["cell_type"] == "code":
                 nb.cells[index].outputs = [from_dict(o) for o in cell["outputs"]]
+        for key in (ERRORS, FLAGS):  # for the instructor; RecordFlags marks the gradebook too
+            if key in plain.get("metadata", {}):
+                nb.metadata[key] = list(plain["metadata"][key])
         return nb, resources
 
 
@@ -170,6 +185,23 @@ HiddenSuiteGrading = type("HiddenSuiteGrading", (_Grading,), {
     "__module__": __name__, **settings_traits()})
 
 
+class RecordFlags(NbGraderPreprocessor):  # type: ignore[misc]
+    """A flagged notebook (code that patches modules or names the grader's agent) is marked with
+    nbgrader's own ``flagged`` in the gradebook, which the formgrader shows beside the submission
+    and in its page; the reasons stay in the autograded notebook's metadata (``FLAGS``). The
+    learner's feedback does not show them: a flag is a reason for the instructor to look."""
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        if nb.get("metadata", {}).get(FLAGS):
+            info = resources["nbgrader"]
+            with Gradebook(info["db_url"]) as book:
+                submitted = book.find_submission_notebook(info["notebook"], info["assignment"],
+                                                          info["student"])
+                submitted.flagged = True
+                book.db.commit()
+        return nb, resources
+
+
 def configure(c: Any) -> None:
     """Make ``nbgrader autograde`` use the hidden suites, ``nbgrader collect`` check what it
     takes (:mod:`autograder.exchange`), ``nbgrader export`` quote its CSV and every HTML page
@@ -177,9 +209,14 @@ def configure(c: Any) -> None:
     c.ExchangeFactory.collect = "autograder.course.exchange.SafeCollect"
     c.ExportApp.plugin_class = "autograder.course.export.QuotedCsvExport"
     sanitize.configure(c)
+    feedback_page.configure(c)
     c.Autograde.autograde_preprocessors = [
         HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+        SaveAutoGrades, RecordFlags, AssignLatePenalties, CheckCellMetadata]
+    # nbconvert's ClearMetadataPreprocessor empties the notebook's metadata but for the kernel's
+    # language: the grading's errors and flags are kept for the instructor (the README says so)
+    c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
+        ("language_info", "name"), (FLAGS,), (ERRORS,)}
     c.OverwriteCells.add_missing_cells = True
     # nbconvert's own setting: validate a notebook once after all the steps of a pass, not after
     # each of them (twelve whole-notebook validations per notebook when autograding); a notebook

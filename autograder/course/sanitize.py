@@ -27,6 +27,8 @@ from jinja2 import pass_context
 from nbconvert.preprocessors import Preprocessor
 from traitlets.config import LoggingConfigurable
 
+from . import mathml
+
 TAGS = {"a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del",
         "details", "div", "dl", "dt", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img",
         "ins", "kbd", "li", "mark", "ol", "p", "pre", "s", "samp", "small", "span", "strong",
@@ -86,13 +88,14 @@ def markdown_text(text):
 
 @pass_context  # marks the class, so its instances too: Jinja passes them the template's context
 class SafeMarkdown(LoggingConfigurable):
-    """The exporter's ``markdown2html`` filter, then :func:`clean_html` on the HTML it made.
+    """The exporter's ``markdown2html`` filter, then :func:`clean_html` on the HTML it made, then
+    its formulas as MathML (:func:`autograder.mathml.render_math`), which needs no network.
 
     Registered in its place by name (``HTMLExporter.filters``), it is made with the exporter as
     its parent, whose own filter it calls with the context Jinja passes."""
 
     def __call__(self, context, source):
-        return clean_html(self.parent.markdown2html(context, source))
+        return mathml.render_math(clean_html(self.parent.markdown2html(context, source)))
 
 
 def _text(value):

@@ -28,6 +28,7 @@ import hashlib
 import importlib.util
 import inspect
 import json
+import re
 import textwrap
 import warnings
 from typing import Any, Callable, Generator, Iterator, Sequence, TypeVar
@@ -371,14 +372,20 @@ def filled_notebook(assignment: Assignment, replacements: dict[str, str] | None 
     return notebook
 
 
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+MODEL_ANSWER = re.compile(r"\A\*\*Model answer[^*]*\*\*\s*")
+
+
 def _answer(cell: dict[str, Any]) -> str:
-    """A solution cell's source as a learner would hand it in: a written answer without the
-    BEGIN/END SOLUTION lines that mark the model answer."""
+    """A solution cell's source as a learner would hand it in: without the BEGIN/END SOLUTION
+    lines, and for a written answer, the model answer's text alone (no "Model answer" label, no
+    rubric)."""
     source = cell_source(cell)
+    kept = "\n".join(line for line in source.splitlines() if line.strip() not in MARKERS)
     if cell["cell_type"] != "markdown":
-        return source
-    return "\n".join(line for line in source.splitlines()
-                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")).strip()
+        return kept
+    answer = MODEL_ANSWER.sub("", kept.strip())
+    return answer.split("\n\n**Rubric", 1)[0].strip()
 
 
 def notebook_with(entry: Entry) -> dict[str, Any]:

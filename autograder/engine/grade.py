@@ -73,12 +73,13 @@ class Execution:
             remaining = cells_end - time.monotonic()
             if remaining <= 0:
                 self.errors.append(f"the notebook ran longer than {self.options.notebook_timeout:g} s"
-                                   f" in all; cells from cell {number} on were not run")
+                                   f" in all; from {notebook.cell_label(self.notebook, number)} on, "
+                                   f"cells were not run")
                 break
             result = self.session.execute(cell["source"], min(self.options.cell_timeout, remaining))
             cell["outputs"] = result.outputs
             if result.error:
-                self.errors.append(f"cell {number}: {result.error}")
+                self.errors.append(f"{notebook.cell_label(self.notebook, number)}: {result.error}")
             else:
                 self.good_cells.append(cell["source"])
             if result.died and not self._revive():

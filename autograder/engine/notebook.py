@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -289,3 +290,29 @@ def restore_locked(submitted: Notebook, released: Notebook) -> tuple[Notebook, l
     result["cells"] = cells
     result["metadata"] = released.get("metadata", {})
     return result, notes
+
+
+DEFINED = re.compile(r"^(?:def|class)[ \t]+([A-Za-z_]\w*)", re.M)  # linear: learner text
+HEADING = re.compile(r"^#{1,2}[ \t]+([^\n]*)", re.M)  # sections, not a "Visible check"
+
+
+def cell_label(notebook: dict[str, Any], number: int) -> str:
+    """How a learner finds code cell ``number`` (1-based, counting every cell) in JupyterLab,
+    which shows no cell numbers: by the functions it defines ("the cell that defines `align`"),
+    the check it holds ("the check of `align`"), or the heading above it ("a cell under 'Step 3 ·
+    Attend'"); its number only when nothing names it."""
+    cells: list[Cell] = notebook.get("cells", [])
+    cell: Cell = cells[number - 1] if 0 < number <= len(cells) else {}
+    defined = DEFINED.findall(source(cell))
+    if defined:
+        names = ", ".join(f"`{name}`" for name in defined[:3])
+        return f"the cell that defines {names}"
+    checked = check_exercise(cell)
+    if checked:
+        return f"the check of `{checked}`"
+    for above in reversed(cells[:max(0, number - 1)]):
+        if above.get("cell_type") == "markdown":
+            headings = HEADING.findall(source(above))
+            if headings:
+                return f"a cell under '{headings[-1].strip().rstrip('#').strip()[:80]}'"
+    return f"code cell {number}"

@@ -20,6 +20,8 @@ import json
 import re
 import sys
 
+from helpers.kernel import LANGUAGE_INFO
+
 HEADER = re.compile(r"^# %% (markdown|code)((?: [\w=.\-]+)*)\s*$")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -45,8 +47,9 @@ def to_notebook(text):
         while lines and not lines[0].strip():
             lines.pop(0)
         cell["source"] = "\n".join(lines)
-    return {"cells": cells, "metadata": {"kernelspec": KERNELSPEC, "language_info": {
-        "name": "python", "pygments_lexer": "ipython3"}}, "nbformat": 4, "nbformat_minor": 5}
+    # the language the course's kernel reports: JupyterLab then opens the notebook unmodified
+    return {"cells": cells, "metadata": {"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO},
+            "nbformat": 4, "nbformat_minor": 5}
 
 
 def _new_cell(kind, words):

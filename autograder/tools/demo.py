@@ -229,11 +229,13 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
     report = write_report(results, learners, output / "report", course)
 
     grades = _read_grades(grades_csv)
+    flagged = {learner: [a for a, result in per.items() if result.flags]
+               for learner, per in results.items()}
     summary = {"expected": expected, "grades": grades, "seconds": time.monotonic() - started,
-               "report": str(report)}
+               "report": str(report), "flagged": {k: v for k, v in flagged.items() if v}}
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
     say("")
-    say(grade_table(learners, grades, expected, names))
+    say(grade_table(learners, grades, expected, names, flagged=summary["flagged"]))
     say(f"\ngrades: {grades_csv}\nfeedback: {state / 'feedback'}\nGradescope: {gradescope_dir}"
         f"\nreport: {report}\n({summary['seconds']:.0f} s)")
     return summary
@@ -259,7 +261,10 @@ def _read_grades(path):
     return grades
 
 
-def grade_table(learners, grades, expected, names):
+def grade_table(learners, grades, expected, names, flagged=None):
+    """Scores per learner and assignment (`!` where a grade differs from the expected one), and
+    what each learner submitted, with the assignments whose notebook was flagged for review."""
+    flagged = flagged or {}
     header = f"{'learner':<10} " + " ".join(f"{a:>20}" for a in names) + f" {'total':>7}  submitted"
     lines = [header, "-" * len(header)]
     for learner in sorted(learners):
@@ -269,6 +274,8 @@ def grade_table(learners, grades, expected, names):
             flag = "" if abs(s - expected[learner][a]) < 1e-9 else " !"
             marks.append(f"{s:>18g}{flag:>2}")
         kinds = "; ".join(learners[learner][a].describe() for a in names)
+        if flagged.get(learner):
+            kinds += f"  [flagged for review: {', '.join(flagged[learner])}]"
         lines.append(f"{learner:<10} " + " ".join(marks) + f" {sum(scores):>7g}  {kinds}")
     return "\n".join(lines)
 

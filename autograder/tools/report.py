@@ -5,7 +5,10 @@ import functools
 import textwrap
 from pathlib import Path
 
+from ..course import sanitize
 from ..engine import catalogue, grade
+
+LOW, HIGH = "#c44e52", "#4c72b0"  # pass-rate bars: fewer than half of the class pass, or more
 
 
 def write_report(results, learners, folder, course):
@@ -41,7 +44,16 @@ def write_report(results, learners, folder, course):
     labels = pass_rate_labels(keys)
     rows = sum(label.count("\n") + 1 for label in labels)
     fig, ax = plt.subplots(figsize=(9, 0.16 * rows + 0.1 * len(keys) + 1.2))
-    ax.barh(range(len(keys)), rates, color=["#c44e52" if r < 0.5 else "#4c72b0" for r in rates])
+    low = [r < 0.5 for r in rates]
+    ax.barh(range(len(keys)), rates, color=[LOW if is_low else HIGH for is_low in low],
+            edgecolor="black", linewidth=0.3)
+    for bar, is_low in zip(ax.patches, low):
+        bar.set_hatch("///" if is_low else None)  # the colours differ in greyscale too
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(facecolor=LOW, hatch="///", edgecolor="black",
+                             label="fewer than half pass"),
+                       Patch(facecolor=HIGH, edgecolor="black", label="half or more pass")],
+              loc="lower right", fontsize=7, framealpha=0.9)
     ax.set_yticks(range(len(keys)), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
@@ -61,6 +73,17 @@ def write_report(results, learners, folder, course):
         lines.append(f"- **{assignment} / {name}**: {seen[(assignment, name)] - passed[(assignment, name)]}"
                      f" of {seen[(assignment, name)]} fail it." +
                      (f" Typical mistake: the learner would *{explanation}*." if explanation else ""))
+    flagged = [(learner, result.assignment, flag) for learner, per in sorted(results.items())
+               for result in per.values() for flag in result.flags]
+    lines += ["", "## Flagged for review", ""]
+    if flagged:
+        lines.append("Code that patches modules or names the grader's agent: a reason to read the "
+                     "notebook, not a penalty (the formgrader marks these submissions flagged).")
+        lines.append("")
+        lines += [f"- **{learner}**, {assignment}: {sanitize.markdown_text(flag)}"
+                  for learner, assignment, flag in flagged]
+    else:
+        lines.append("No submission was flagged.")
     path = folder / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -23,6 +23,8 @@ import functools
 
 import numpy as np
 
+from .plots import series_hatch
+
 # Each token's embedding has two coordinates: [salience, sentiment].
 # salience  -> how strongly the model's query matches the token (its attention score)
 # sentiment -> the token's value: what it contributes to the decision if attended to
@@ -132,7 +134,7 @@ def compare_bars(tokens, series, title=None, ax=None):
         values = np.asarray(values, dtype=float)
         top = values.max() if values.max() > 0 else 1.0
         ax.bar(positions + (k - (len(series) - 1) / 2) * width, values / top, width,
-               label=f"{name} (max {top:.3g})")
+               label=f"{name} (max {top:.3g})", **series_hatch(k))
     ax.set_xticks(positions, tokens)
     ax.set_ylabel("share of the largest value")
     ax.legend(frameon=False, fontsize=8)
@@ -146,10 +148,10 @@ def histograms(samples, xlabel, title=None, bins=20, range=None, ax=None):
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 3.2))
-    for name, values in samples.items():
+    for k, (name, values) in enumerate(samples.items()):
         values = np.asarray(values, dtype=float).ravel()
         ax.hist(values, bins=bins, range=range, alpha=0.55,
-                label=f"{name} (median {np.median(values):.3g})")
+                label=f"{name} (median {np.median(values):.3g})", **series_hatch(k))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("count")
     ax.legend(frameon=False, fontsize=8)

@@ -4,10 +4,28 @@ One picture per idea: every attention map goes through :func:`attention_heatmap`
 side, keys along the top, weights written in the cells when the map is at most 8 x 8), and maps
 shown side by side go through :func:`heatmap_grid`, which puts them on one colour scale with one
 shared colour bar, so that the same shade means the same weight in every panel.
+
+Figures are for every reader:
+
+- each series of a line plot has its own dashes and marker (:func:`series_style`), not only its own
+  colour, so a plot still reads in greyscale or to a reader who does not tell some colours apart;
+- in a notebook, every figure is shown as an image whose text alternative, read by screen readers,
+  is the figure in words (:func:`describe_figure`: its titles, axes, series and values), in
+  JupyterLab and on any page nbconvert makes of the notebook (:func:`show_figures_in_words`).
 """
+import html
+import math
+import re
+import sys
+
 import numpy as np
 
 ANNOTATE_MAX_SIDE = 8  # write the weights in the cells of maps up to 8 x 8
+# Each series of a plot differs from the others in its dashes and its marker: 6 dash patterns and
+# 7 markers give 42 distinct pairs, and 6 distinct lines where markers are off.
+LINESTYLES = ["-", "--", "-.", ":", (0, (6, 1.5)), (0, (3, 1, 1, 1, 1, 1))]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
+HATCHES = ["", "//", "..", "\\\\", "xx", "oo"]   # bars and filled histograms, likewise
 
 
 def _pyplot():
@@ -100,19 +118,36 @@ def _per_map(labels, index, count):
     return labels
 
 
+def series_style(index, marker=True):
+    """The dashes (and, with ``marker``, the marker) of the ``index``-th series of a plot, as
+    keyword arguments of ``plot``: the first 6 series differ in their dashes, and the first 42 in
+    their dashes or their marker."""
+    style = {"linestyle": LINESTYLES[index % len(LINESTYLES)]}
+    if marker:
+        style["marker"] = MARKERS[index % len(MARKERS)]
+    return style
+
+
+def series_hatch(index):
+    """The hatching of the ``index``-th series of bars or filled histograms, as keyword arguments
+    of ``bar`` or ``hist``: the first 6 differ."""
+    return {"hatch": HATCHES[index % len(HATCHES)]}
+
+
 def curves(x, series, xlabel, ylabel, title=None, ax=None, logx=False, logy=False, marker="o",
            reference=None, legend_loc="best", bands=None):
     """Line plot of several named series against ``x`` (a dict name -> values).
 
-    ``reference`` draws labelled horizontal lines (name -> y), e.g. chance level. ``bands`` shades,
-    in a series' colour, the range between two curves (name -> (low, high)), e.g. the spread of many
-    random draws around their median.
+    Each series has its own colour, dashes and, unless ``marker`` is None or "" (for dense curves),
+    its own marker (:func:`series_style`). ``reference`` draws labelled horizontal lines
+    (name -> y), e.g. chance level. ``bands`` shades, in a series' colour, the range between two
+    curves (name -> (low, high)), e.g. the spread of many random draws around their median.
     """
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 3.5))
-    for name, values in series.items():
-        line, = ax.plot(x, values, marker=marker, label=name)
+    for index, (name, values) in enumerate(series.items()):
+        line, = ax.plot(x, values, label=name, **series_style(index, marker=bool(marker)))
         if bands and name in bands:
             low, high = bands[name]
             ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
@@ -146,3 +181,238 @@ def bars(labels, values, ylabel, title=None, ax=None):
     if title:
         ax.set_title(title)
     return ax
+
+
+# ---------------------------------------------------------------- every figure in words
+
+LISTED_ROWS = 16     # a larger map lists the largest value of its first 16 rows
+LISTED_POINTS = 12   # more bars than this are a histogram, described by its range and peak
+SYMBOLS = {"cdot": "·", "times": "×", "sqrt": "√", "sum": "Σ", "partial": "∂", "infty": "∞",
+           "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "approx": "≈", "to": "→", "top": "ᵀ",
+           "ldots": "…", "dots": "…", "|": "‖", "alpha": "α", "beta": "β", "gamma": "γ",
+           "delta": "δ", "epsilon": "ε", "lambda": "λ", "mu": "μ", "sigma": "σ", "tau": "τ",
+           "theta": "θ", "pi": "π"}
+
+
+def plain(text):
+    """Matplotlib's mathtext (``$\\|J\\|_F$``) as plain text a screen reader can say (``‖J‖_F``)."""
+    text = str(text).replace("$", "")
+    text = re.sub(r"\\(?:text|mathrm|operatorname|mathbf|mathit)\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\\[,;:! ]", " ", text)                          # TeX's spaces
+    text = re.sub(r"\\([A-Za-z]+) ?|\\(\|)",                             # a command eats one space
+                  lambda m: SYMBOLS.get(m.group(1) or m.group(2), m.group(1) or m.group(2)), text)
+    return re.sub(r"\s+", " ", text.replace("{", "").replace("}", "").replace("\\", "")).strip()
+
+
+def _number(value):
+    if abs(value) < 1e-12:   # rounding noise, as in a bin edge of -3.5e-18
+        return "0"
+    return f"{value:.3g}" if math.isfinite(value) else str(value)
+
+
+def _tick_labels(axis, count):
+    """The label of each of ``count`` integer positions along an axis (a map's rows or columns):
+    the tick label at that position, or the position itself."""
+    labels = [str(index) for index in range(count)]
+    for position, tick in zip(axis.get_ticklocs(), axis.get_ticklabels()):
+        index = int(round(float(position)))
+        if 0 <= index < count and abs(position - index) < 1e-6 and tick.get_text():
+            labels[index] = plain(tick.get_text())
+    return labels
+
+
+def _describe_map(ax, image, scale):
+    """A heatmap: its size, what its rows and columns are, and its values (every value of a map
+    small enough to be annotated, else the largest value of each row)."""
+    values = np.ma.filled(np.ma.asarray(image.get_array(), dtype=float), np.nan)
+    if values.ndim != 2:
+        return "an image"
+    n_rows, n_columns = values.shape
+    rows, columns = _tick_labels(ax.yaxis, n_rows), _tick_labels(ax.xaxis, n_columns)
+    low, high = image.get_clim()
+    text = (f"a map of {n_rows} rows ({plain(ax.get_ylabel()) or 'rows'}: {', '.join(rows)}) by "
+            f"{n_columns} columns ({plain(ax.get_xlabel()) or 'columns'}: {', '.join(columns)}), "
+            f"shaded from {_number(low)} to {_number(high)}{scale}")
+    if small_enough_to_annotate(values.shape):   # as the cells write them
+        listed = [f"row {row}: " + ", ".join(f"{column} {v:.2f}"
+                                             for column, v in zip(columns, values[i]))
+                  for i, row in enumerate(rows)]
+        return text + ". Values, " + "; ".join(listed)
+    listed = []
+    for i, row in enumerate(rows[:LISTED_ROWS]):
+        if np.isfinite(values[i]).any():
+            j = int(np.nanargmax(values[i]))
+            listed.append(f"{row} at {columns[j]} ({_number(values[i, j])})")
+    more = f"; rows after the first {LISTED_ROWS} not listed" if n_rows > LISTED_ROWS else ""
+    return text + ". Largest value of each row: " + "; ".join(listed) + more
+
+
+def _trend(x, y):
+    """Where a series starts, ends, and peaks or dips between."""
+    finite = np.isfinite(x) & np.isfinite(y)
+    x, y = x[finite], y[finite]
+    if len(y) == 0:
+        return "no values"
+    if len(y) == 1:
+        return f"{_number(y[0])} at {_number(x[0])}"
+    text = f"from {_number(y[0])} at {_number(x[0])} to {_number(y[-1])} at {_number(x[-1])}"
+    top, bottom = int(np.argmax(y)), int(np.argmin(y))
+    if 0 < top < len(y) - 1:
+        text += f", highest {_number(y[top])} at {_number(x[top])}"
+    if 0 < bottom < len(y) - 1:
+        text += f", lowest {_number(y[bottom])} at {_number(x[bottom])}"
+    return text
+
+
+def _as_floats(values):
+    try:
+        return np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return None
+
+
+def _describe_lines(ax):
+    """Each named line with its trend; unnamed horizontal and vertical lines as levels."""
+    named, levels, others = [], [], 0
+    for line in ax.get_lines():
+        x, y = _as_floats(line.get_xdata()), _as_floats(line.get_ydata())
+        if not line.get_visible() or x is None or y is None or len(y) == 0:
+            continue
+        label = line.get_label()
+        if not label.startswith("_"):
+            named.append(f"{plain(label)}, {_trend(x, y)}")
+        elif len(y) == 2 and y[0] == y[1]:
+            levels.append(f"a horizontal line at {_number(y[0])}")
+        elif len(x) == 2 and x[0] == x[1]:
+            levels.append(f"a vertical line at {_number(x[0])}")
+        else:
+            others += 1
+    if others:
+        levels.append(f"{others} unlabelled line{'s' if others > 1 else ''}")
+    return named, levels
+
+
+def _describe_bars(ax, container):
+    patches = list(container.patches)
+    name = next((label for label in (container.get_label(), patches[0].get_label())
+                 if label and not label.startswith("_")), "") if patches else ""
+    name = f" {plain(name)}" if name else ""
+    if len(patches) > LISTED_POINTS:     # a histogram
+        heights = np.array([p.get_height() for p in patches])
+        peak = patches[int(np.argmax(heights))]
+        return (f"histogram{name} of {len(patches)} bins from {_number(patches[0].get_x())} to "
+                f"{_number(patches[-1].get_x() + patches[-1].get_width())}, tallest "
+                f"{_number(heights.max())} at {_number(peak.get_x() + peak.get_width() / 2)}")
+    ticks = list(zip(ax.get_xticks(), (plain(t.get_text()) for t in ax.get_xticklabels())))
+    listed = []
+    for patch in patches:
+        centre = patch.get_x() + patch.get_width() / 2
+        label = min(ticks, key=lambda tick: abs(tick[0] - centre))[1] if ticks else ""
+        listed.append(f"{label or _number(centre)} {_number(patch.get_height())}")
+    return f"bars{name}: " + ", ".join(listed)
+
+
+def _describe_outlines(ax):
+    """Step histograms (``histtype="step"``): their names, ranges and peaks."""
+    from matplotlib.patches import Polygon
+    described = []
+    for patch in ax.patches:
+        if isinstance(patch, Polygon) and not patch.get_label().startswith("_"):
+            xy = np.asarray(patch.get_xy(), dtype=float)
+            peak = int(np.argmax(xy[:, 1]))
+            described.append(f"histogram outline {plain(patch.get_label())} from "
+                             f"{_number(xy[:, 0].min())} to {_number(xy[:, 0].max())}, highest "
+                             f"{_number(xy[peak, 1])} at {_number(xy[peak, 0])}")
+    return described
+
+
+def _axis(ax, which):
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    label = plain(axis.get_label_text())
+    if not label:
+        return ""
+    scale = (ax.get_xscale() if which == "x" else ax.get_yscale())
+    return f"{which}: {label}" + (f" ({scale} scale)" if scale != "linear" else "")
+
+
+def describe_axes(ax, scale=""):
+    """One panel in words: its title, what it draws (maps, named lines with their trends, bars,
+    histograms, points), its axes and any text written on it. ``scale`` names the colour bar."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.container import BarContainer
+    parts = []
+    if ax.images:
+        parts += [_describe_map(ax, image, scale) for image in ax.images]
+    named, levels = _describe_lines(ax)
+    if named:
+        parts.append("lines: " + "; ".join(named))
+    parts += [_describe_bars(ax, c) for c in ax.containers if isinstance(c, BarContainer)]
+    parts += _describe_outlines(ax)
+    for collection in ax.collections:
+        if isinstance(collection, PathCollection):
+            label = collection.get_label()
+            label = "" if label.startswith("_") else f" ({plain(label)})"
+            parts.append(f"{len(collection.get_offsets())} points{label}")
+    if levels:
+        parts.append("; ".join(levels))
+    axes = [a for a in (_axis(ax, "x"), _axis(ax, "y")) if a] if not ax.images else []
+    if axes:
+        parts.append(", ".join(axes))
+    if not ax.images:
+        written = [plain(t.get_text()) for t in ax.texts if t.get_visible() and t.get_text()]
+        if written:
+            parts.append("text on it: " + ", ".join(written))
+    title = plain(ax.get_title() or ax.get_title(loc="left") or ax.get_title(loc="right"))
+    return (f"{title}: " if title else "") + (". ".join(parts) or "empty")
+
+
+def describe_figure(fig):
+    """The figure in words, for a reader who cannot see it: its title, then each panel
+    (:func:`describe_axes`). Colour bars name the scale of the maps beside them."""
+    colorbars = [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+    scale = ", colour scale: " + ", ".join(plain(ax.get_ylabel() or ax.get_xlabel())
+                                             for ax in colorbars) if any(
+        ax.get_ylabel() or ax.get_xlabel() for ax in colorbars) else ""
+    panels = [ax for ax in fig.axes if ax not in colorbars and ax.get_visible() and (
+        ax.axison or ax.images or ax.lines or ax.patches or ax.collections or ax.texts)]
+    suptitle = plain(fig.get_suptitle())
+    parts = [f"Figure: {suptitle}." if suptitle else "Figure."]
+    if len(panels) == 1:
+        parts.append(describe_axes(panels[0], scale) + ".")
+    else:
+        parts.append(f"{len(panels)} panels.")
+        parts += [f"Panel {k}, {describe_axes(ax, scale)}." for k, ax in enumerate(panels, 1)]
+    return " ".join(parts)
+
+
+def _show_figure(fig):
+    """Display a figure as a PNG image whose alt text is the figure in words."""
+    from IPython.core.pylabtools import print_figure
+    from IPython.display import publish_display_data
+    png = print_figure(fig, "png", base64=True, facecolor="white")  # legible on a dark theme too
+    if not png:
+        return   # nothing drawn
+    text = describe_figure(fig)   # after drawing: tick labels are set
+    publish_display_data({"text/html": f'<img src="data:image/png;base64,{png}" '
+                                       f'alt="{html.escape(text)}">',
+                          "text/plain": text})
+
+
+def show_figures_in_words(shell=None):
+    """Make the IPython kernel show every matplotlib figure through :func:`_show_figure`.
+
+    JupyterLab shows a plain PNG output without alt text, so a screen reader announces an
+    unlabelled image; an HTML image carries its alt text, in JupyterLab (trusted or not: its
+    sanitiser keeps ``alt`` and ``data:`` images) and in every HTML page nbconvert makes of the
+    notebook, feedback included. The text form of the output is the same description, for
+    front ends that show text only. Outside a kernel (a terminal, a script) nothing changes.
+    Returns True when installed.
+    """
+    if shell is None:
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or not hasattr(shell, "kernel"):
+        return False
+    shell.display_formatter.ipython_display_formatter.for_type_by_name(
+        "matplotlib.figure", "Figure", _show_figure)
+    return True

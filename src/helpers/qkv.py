@@ -11,6 +11,8 @@ Attention maps are not drawn here: they go through :func:`helpers.plots.attentio
 """
 import numpy as np
 
+from .plots import series_style
+
 _SYMBOLS = "^$abcdefghijklmnopqrstuvwxyz"   # ^ and $ mark the start and end of a word
 _INDEX = {c: i for i, c in enumerate(_SYMBOLS)}
 WORD_DIM = len(_SYMBOLS) ** 2
@@ -59,10 +61,10 @@ def plot_fits(x_train, y_train, x_grid, fits, truth=None, ax=None, title=None):
         _, ax = plt.subplots(figsize=(6.5, 3.8))
     ax.scatter(x_train, y_train, s=14, color="grey", alpha=0.7, label="training points $(x_i, y_i)$",
                zorder=3)
-    if truth is not None:
-        ax.plot(x_grid, truth, color="black", linestyle="--", linewidth=1, label="true curve")
-    for label, values in fits.items():
-        ax.plot(x_grid, values, linewidth=1.6, label=label)
+    if truth is not None:   # solid black: the fits take the other dash patterns
+        ax.plot(x_grid, truth, color="black", linewidth=1, label="true curve")
+    for index, (label, values) in enumerate(fits.items(), start=1):
+        ax.plot(x_grid, values, linewidth=1.6, label=label, **series_style(index, marker=False))
     ax.set_xlabel("x (query)")
     ax.set_ylabel("y")
     if title:

@@ -6,7 +6,7 @@ Jacobians, the three panels of the saturation sweep, and the typical (not the me
 """
 import numpy as np
 
-from .plots import attention_heatmap, curves
+from .plots import attention_heatmap, curves, series_style
 
 #: Every entry of a softmax Jacobian lies in [-1/4, 1/4]: p_i (1 - p_i) <= 1/4 on the diagonal and
 #: p_i p_j <= 1/4 off it. One fixed colour scale makes Jacobians comparable across figures.
@@ -57,9 +57,9 @@ def score_histograms(samples, ax=None, title=None, xlabel="score", bins=60):
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 3.2))
-    for label, values in samples.items():
+    for index, (label, values) in enumerate(samples.items()):
         ax.hist(np.ravel(values), bins=bins, density=True, histtype="step", linewidth=1.6,
-                label=label)
+                label=label, linestyle=series_style(index)["linestyle"])
     ax.set_xlabel(xlabel)
     ax.set_ylabel("density")
     if title:
@@ -160,15 +160,16 @@ def gradient_panels(d_ks, norms, threshold=1e-3, title=None):
     plt = _pyplot()
     d_ks = np.asarray(d_ks)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
-    for label, per_d_k in norms.items():
+    for index, (label, per_d_k) in enumerate(norms.items()):
         values = [np.asarray(v, dtype=float) for v in per_d_k]
         median = np.array([np.median(v) for v in values])
         low = np.array([np.percentile(v, 10) for v in values])
         high = np.array([np.percentile(v, 90) for v in values])
-        line, = left.plot(d_ks, median, marker="o", label=f"{label}: median")
+        line, = left.plot(d_ks, median, label=f"{label}: median", **series_style(index))
         left.fill_between(d_ks, low, high, color=line.get_color(), alpha=0.15,
                           label=f"{label}: 10th to 90th percentile")
-        right.plot(d_ks, [np.mean(v < threshold) for v in values], marker="o", label=label)
+        right.plot(d_ks, [np.mean(v < threshold) for v in values], label=label,
+                   **series_style(index))
     left.set_xscale("log", base=2)
     left.set_yscale("log")
     left.set_xlabel("$d_k$")

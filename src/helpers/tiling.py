@@ -7,7 +7,7 @@ lines for the slopes a cost that grows like ``x`` or like ``x**2`` would have.
 """
 import numpy as np
 
-from .plots import attention_heatmap, curves
+from .plots import LINESTYLES, attention_heatmap, curves
 
 MIB = 2 ** 20
 
@@ -75,7 +75,9 @@ def cost_panels(x, memory, seconds, xlabel, title=None, guides=(2, 1), variable=
             _guide(ax, x, first[0], power, label, styles.get(power, "-."))
         for k, (name, pair) in enumerate((levels or {}).items()):
             value = pair[index] / MIB if index == 0 else 1e3 * pair[index]
-            ax.axhline(value, color=f"C{len(series) + k}", linestyle="--", linewidth=1.2, label=name)
+            # the two dash patterns no guide uses: a level never looks like a guide in greyscale
+            ax.axhline(value, color=f"C{len(series) + k}", linewidth=1.2, label=name,
+                       linestyle=LINESTYLES[4 + k % 2])
         ax.legend(frameon=False, fontsize=8)
     left.set_title("memory")
     right.set_title("time")

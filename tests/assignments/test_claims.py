@@ -18,7 +18,8 @@ import re
 import pytest
 
 import claims
-from support import ASSIGNMENTS, COURSE, cell_source as source, solution_cells as notebook_cells
+from support import (ASSIGNMENTS, COURSE, cell_source as source, execute,
+                     solution_cells as notebook_cells)
 
 WITH_CLAIMS = [a for a in ASSIGNMENTS if claims.load(a) is not None]
 SEED_LINE = re.compile(r"^SEED = 0[ \t]*$", re.M)
@@ -198,7 +199,6 @@ def executed_values(assignment, seed, setting, expressions, monkeypatch):
     kernel; the value of each expression in its namespace at the end (a float, or the error it
     raised, as text)."""
     import nbformat
-    from nbclient import NotebookClient
     path = COURSE.assignment(assignment).solution
     notebook = nbformat.read(path, as_version=4)
     if seed != 0:
@@ -210,8 +210,7 @@ def executed_values(assignment, seed, setting, expressions, monkeypatch):
         READOUT.format(marker=MARKER, expressions=sorted(set(expressions)))))
     for name, value in KERNEL_ENV.items():
         monkeypatch.setenv(name, value)
-    NotebookClient(notebook, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    execute(notebook, path.parent)
     printed = "".join(o.get("text", "") for o in notebook.cells[-1].outputs if o.output_type == "stream")
     line = next(line for line in printed.splitlines() if line.startswith(MARKER))
     return json.loads(line[len(MARKER):])

@@ -56,6 +56,22 @@ def test_notebooks_are_committed_without_outputs(folder):
                     f"{path.relative_to(REPO)} cell {index} has outputs")
 
 
+@pytest.mark.parametrize("folder", ["notebooks", "solutions"])
+def test_notebooks_record_the_language_the_course_kernel_reports(folder):
+    """JupyterLab writes the kernel's language_info into a notebook as it opens it: the same
+    dict leaves the notebook unmodified (tests/test_browser.py opens each release to see)."""
+    from autograder.authoring import KERNELSPEC
+    from helpers.kernel import LANGUAGE_INFO
+    kernelspec = json.loads((REPO / "learner" / "jupyter" / "kernels" / "python3" /
+                             "kernel.json").read_text())
+    assert {key: kernelspec[key] for key in ("display_name", "language")} == {
+        key: KERNELSPEC[key] for key in ("display_name", "language")}
+    for path in sorted((REPO / folder).rglob("*.ipynb")):
+        metadata = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+        assert metadata["language_info"] == LANGUAGE_INFO, path.relative_to(REPO)
+        assert metadata["kernelspec"] == KERNELSPEC, path.relative_to(REPO)
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_learner_notebook_has_no_solution_or_hidden_tests(assignment):
     path = COURSE.assignment(assignment).release

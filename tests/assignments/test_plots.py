@@ -35,3 +35,102 @@ def test_curves_shade_a_band_in_the_colour_of_its_series():
     assert len(ax.collections) == 1
     band, line = ax.collections[0], ax.lines[0]
     assert np.allclose(band.get_facecolor()[0][:3], matplotlib.colors.to_rgb(line.get_color()))
+
+
+# ---------------------------------------------------------------- legible in greyscale
+
+def look(line):
+    """What tells a line apart without colour: its dash pattern and its marker."""
+    marker = line.get_marker()
+    return str(line._unscaled_dash_pattern), None if marker in (None, "", " ", "None", "none") else marker
+
+
+@pytest.mark.parametrize("marker, count", [("o", 12), (None, 6)])
+def test_every_series_of_a_line_plot_differs_without_colour(marker, count):
+    series = {f"series {k}": np.arange(5.0) + k for k in range(count)}
+    ax = plots.curves(np.arange(5), series, "x", "y", marker=marker)
+    looks = [look(line) for line in ax.get_lines()]
+    assert len(looks) == count and len(set(looks)) == count, looks
+    assert all((m is None) == (marker is None) for _, m in looks)
+
+
+def test_bars_and_overlaid_histograms_differ_in_hatching():
+    from helpers import explain
+    ax = explain.compare_bars(["a", "b"], {"one": [1, 2], "two": [2, 1], "three": [1, 1]})
+    assert len({c.patches[0].get_hatch() for c in ax.containers}) == 3
+    ax = explain.histograms({"one": np.arange(10.0), "two": np.arange(10.0) + 3}, "x")
+    assert len({c.patches[0].get_hatch() for c in ax.containers}) == 2
+
+
+# ---------------------------------------------------------------- figures in words
+
+def test_mathtext_reads_as_plain_text():
+    assert plots.plain(r"Var$(q\cdot k/\sqrt{d_k})$") == "Var(q·k/√d_k)"
+    assert plots.plain(r"mean $\|J\|_F$ (gradient norm)") == "mean ‖J‖_F (gradient norm)"
+    assert plots.plain(r"$\text{pos}_t$ and $\alpha_{t,i}$") == "pos_t and α_t,i"
+
+
+def test_a_small_attention_map_is_read_out_value_by_value():
+    weights = np.array([[0.7, 0.2, 0.1], [0.0, 0.5, 0.5]])
+    ax = plots.attention_heatmap(weights, keys=["le", "chat", "noir"], queries=["the", "cat"],
+                                 title="one map")
+    text = plots.describe_figure(ax.figure)
+    assert text.startswith("Figure. one map: a map of 2 rows (query (attending): the, cat) by "
+                           "3 columns (key (attended to): le, chat, noir), shaded from 0 to 1")
+    assert "row the: le 0.70, chat 0.20, noir 0.10; row cat: le 0.00, chat 0.50, noir 0.50" in text
+
+
+def test_a_large_map_gives_the_largest_value_of_each_row():
+    weights = np.eye(20)[::-1]
+    text = plots.describe_figure(plots.attention_heatmap(weights).figure)
+    assert "Largest value of each row: 0 at 19 (1); 1 at 18 (1);" in text
+    assert "15 at 4 (1); rows after the first 16 not listed" in text
+
+
+def test_a_grid_of_maps_is_read_panel_by_panel_with_its_colour_scale():
+    fig = plots.heatmap_grid([np.eye(2), np.full((2, 2), 0.5)], titles=["first", "second"])
+    fig.suptitle("two maps")
+    text = plots.describe_figure(fig)
+    assert text.startswith("Figure: two maps. 2 panels. Panel 1, first: a map of 2 rows")
+    assert "Panel 2, second: a map" in text and "colour scale: weight" in text
+    assert text.count("Panel") == 2   # the colour bar is not a panel
+
+
+def test_curves_are_read_as_series_with_their_trends_axes_and_references():
+    ax = plots.curves([1, 2, 4, 8], {"up": [0.1, 0.9, 0.5, 0.2], "flat": [1, 1, 1, 1]},
+                      "length T", "accuracy", title="recall", logx=True,
+                      reference={"chance": 0.25})
+    text = plots.describe_figure(ax.figure)
+    assert ("recall: lines: up, from 0.1 at 1 to 0.2 at 8, highest 0.9 at 2; flat, from 1 at 1 "
+            "to 1 at 8. a horizontal line at 0.25. x: length T (log scale), y: accuracy. "
+            "text on it: chance.") in text
+
+
+def test_bars_and_histograms_are_read_out():
+    ax = plots.bars(["a", "b"], [3.0, 1.5], "count", title="two bars")
+    assert "two bars: bars: a 3, b 1.5" in plots.describe_figure(ax.figure)
+    from helpers import explain
+    ax = explain.histograms({"sample": np.r_[np.zeros(5), np.ones(20)]}, "value", bins=20)
+    assert "histogram sample (median 1) of 20 bins from 0 to 1, tallest 20 at 0.975" in \
+        plots.describe_figure(ax.figure)
+
+
+def test_in_a_kernel_a_figure_shows_as_an_image_with_its_description():
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    try:
+        shell.display_pub = CapturingDisplayPublisher()
+        assert not plots.show_figures_in_words(shell)     # no kernel: a terminal, left alone
+        shell.kernel = object()
+        assert plots.show_figures_in_words(shell)
+        ax = plots.bars(["a", "b"], [3.0, 1.5], "count", title="two bars")
+        assert shell.display_formatter.format(ax.figure) == ({}, {})   # shown, nothing else
+        [shown] = shell.display_pub.outputs
+        text = plots.describe_figure(ax.figure)
+        assert shown["data"]["text/plain"] == text
+        assert shown["data"]["text/html"].startswith('<img src="data:image/png;base64,iVBOR')
+        assert shown["data"]["text/html"].endswith(f' alt="{text}">')
+        assert "image/png" not in shown["data"]
+    finally:
+        InteractiveShell.clear_instance()

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import config, exchange, formats, identity, instructor, sanitize
+from autograder.course import (config, exchange, formats, identity, instructor, mathml,
+                               sanitize)
 from autograder.course.nbgrader_plugin import feedback_markdown
 from autograder.engine import result as results
 from autograder.engine.options import Options
@@ -526,7 +527,10 @@ def hostile_notebook(port):
     def markdown_attacks():
         return [*html_attacks(), f"[link](javascript:{js()})", f"![image](javascript:{js()})",
                 f'<http://x" onmouseover="{js()}>', f"`</code><script>{js()}</script>`",
-                f"$</span><img src=x onerror=\"{js()}\">$"]
+                f"$</span><img src=x onerror=\"{js()}\">$",
+                # formulas become MathML on these pages: TeX that would make a link or a style
+                f"$\\href{{javascript:{js()}}}{{x}}$ and $\\style{{color:red}}{{y}}$",
+                f"$$\\href{{javascript:{js()}}}{{\\frac{{a}}{{b}}}}$$"]
 
     notebook = with_answer(
         "def row_normalize(X):\n"
@@ -679,17 +683,23 @@ LIVE = """() => {
     // what cells render (the formgrader's own score inputs and buttons sit around them)
     const rendered = [...root.querySelectorAll('.text_cell_render, .output_subarea, .input_area')];
     const active = 'script, iframe, object, embed, frame, base, meta, form, link, style, svg, '
-                   + 'math, input, button, textarea, select';
+                   + 'input, button, textarea, select';
+    // formulas are MathML the course makes (autograder.mathml): presentation elements only
+    const mathml = new Set(%s);
+    const foreign = [...root.querySelectorAll('math, math *')]
+        .filter(e => !mathml.has(e.localName)
+                     || [...e.attributes].some(a => !%s.includes(a.name))).length;
     return {
         handlers: all.filter(e => attributes(e).some(a => a.name.toLowerCase().startsWith('on'))).length,
-        scripts: rendered.map(e => e.querySelectorAll(active).length).reduce((a, b) => a + b, 0),
+        scripts: rendered.map(e => e.querySelectorAll(active).length).reduce((a, b) => a + b, 0)
+                 + foreign,
         cells: rendered.length,
         urls: all.filter(e => attributes(e).some(a => /^\\s*(javascript|vbscript):/i.test(a.value)
                                                  || /^(src|srcdoc|formaction)$/i.test(a.name)
                                                     && !/^data:image\\//.test(a.value))).length,
         hits: window.__hits, text: root.innerText,
     };
-}"""
+}""" % (json.dumps(sorted(mathml.TAGS)), json.dumps(sorted(mathml.ATTRIBUTES)))
 
 
 def no_script_ran(page, url, hits):

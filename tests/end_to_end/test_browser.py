@@ -2,11 +2,15 @@
 
 A learner opens a notebook, writes the answer, runs everything, sees the visible check pass and
 the heatmap render, and validates through nbgrader's extension; an instructor opens the formgrader
-and sees a graded class. Screenshots go to $ATTENTION_COURSE_SCREENSHOTS (the README's come from
+and sees a graded class. `make lab` itself starts the learners' lab, without the instructor's
+tools, in which released notebooks open unmodified; `make instructor-lab` keeps those tools. Screenshots go to $ATTENTION_COURSE_SCREENSHOTS (the README's come from
 here) or to the test's temporary folder.
 """
 import contextlib
+import json
 import os
+import re
+import signal
 import shutil
 import socket
 import subprocess
@@ -47,17 +51,27 @@ def free_port():
 
 
 @contextlib.contextmanager
-def jupyterlab(root, cwd, logs, env_extra=None):
+def jupyterlab(root, cwd, logs, env_extra=None, make_target=None):
+    """A JupyterLab serving ``root`` on a free loopback port; its URL. With ``make_target`` (lab,
+    instructor-lab) it is started by that target of the Makefile, as a reader types it, in this
+    environment; its process group (make, the shell, the server and its kernels) ends with it."""
     port = free_port()
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", **(env_extra or {}))
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     log = open(Path(logs) / f"jupyterlab-{port}.log", "w")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--allow-root",
-         f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
-         f"--ServerApp.root_dir={root}", "--LabApp.news_url=",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    flags = ["--no-browser", f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
+             f"--IdentityProvider.token={TOKEN}", "--LabApp.news_url=",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    if make_target:
+        venv = Path(sys.executable).parent.parent
+        # -o: this environment counts as installed, whatever the files' dates
+        command = ["make", "--no-print-directory", "-C", str(REPO), "-o", f"{venv}/.installed",
+                   make_target, f"VENV={venv}", f"LAB_ROOT={root}", f"LAB_ARGS={' '.join(flags)}"]
+    else:
+        command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--allow-root",
+                   f"--ServerApp.root_dir={root}", *flags]
+    server = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -68,11 +82,13 @@ def jupyterlab(root, cwd, logs, env_extra=None):
             time.sleep(0.5)
         yield f"http://127.0.0.1:{port}"
     finally:
-        server.terminate()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)  # the group this test started, by its id
         with contextlib.suppress(subprocess.TimeoutExpired):
             server.wait(timeout=20)
-        if server.poll() is None:
-            server.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
         log.close()
 
 
@@ -127,9 +143,11 @@ def test_learner_answers_runs_sees_the_check_and_validates(browser, tmp_path):
         page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
         check = page.locator(".jp-OutputArea-output", has_text="row_normalize: all visible checks pass")
         check.wait_for(timeout=180_000)
-        heatmap = page.locator(".jp-RenderedImage img").first
+        # figures are HTML images carrying their description as alt text (helpers.plots)
+        heatmap = page.locator(".jp-OutputArea-output img").first
         heatmap.wait_for(timeout=60_000)
         assert heatmap.evaluate("img => img.naturalWidth") > 100
+        assert heatmap.get_attribute("alt").startswith("Figure")
         check.scroll_into_view_if_needed()
         page.screenshot(path=str(folder / "learner-visible-check.png"))
         heatmap.scroll_into_view_if_needed()
@@ -185,3 +203,108 @@ def test_instructor_sees_the_graded_class_in_the_formgrader(browser, tmp_path):
         maximum = sum(grade_cell_points(a) for a in demo.assignments())  # written answers too
         assert f"{total:g} / {maximum:g}" in table or f"{total:.2f} / {maximum:.2f}" in table
         page.screenshot(path=str(folder / "instructor-formgrader.png"))
+        written_answers_render_their_formulas(page, url, state, summary, folder)
+
+
+def written_answers_render_their_formulas(page, url, state, summary, folder):
+    """The formgrader's page of a submission, where written answers are graded by hand: its
+    formulas are MathML on screen (no MathJax from a CDN needed) and no TeX is left as text."""
+    from nbgrader.api import Gradebook
+    assignment = next(a for a in demo.assignments(COURSE)
+                      if any(c["cell_type"] == "markdown" and "$" in "".join(c["source"])
+                             for c in json.loads(
+                                 COURSE.assignment(a).release.read_text())["cells"]))
+    notebook = COURSE.assignment(assignment).release.stem
+    with Gradebook(f"sqlite:///{state / 'gradebook.db'}") as book:
+        submission = book.find_submission_notebook(notebook, assignment, "learner01").id
+    page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(url)
+               else route.continue_())
+    page.goto(f"{url}/formgrader/submissions/{submission}/?token={TOKEN}")
+    page.wait_for_selector("math", timeout=60_000)
+    sizes = page.evaluate("""() => [...document.querySelectorAll('math')].map(m => {
+        const box = m.getBoundingClientRect(); return box.width * box.height; })""")
+    assert len(sizes) > 5 and all(size > 0 for size in sizes)
+    text = page.inner_text("body")
+    assert not re.search(r"\$\\[a-zA-Z]+", text), "TeX is left as text in the formgrader"
+    page.screenshot(path=str(folder / "instructor-formgrade-math.png"))
+
+
+# nbgrader's JupyterLab extensions: an instructor's lab has them all, a learner's only these.
+INSTRUCTOR_ONLY = {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                   "@jupyter/nbgrader:course-list"}
+INSTRUCTOR_MENU = ["Formgrader", "Formgrader (local)", "Create assignment", "Course List"]
+LEARNER_MENU = ["Assignment List"]  # and Validate, in a notebook's toolbar
+
+
+def lab_state(url):
+    """What a lab's server says about nbgrader: the lab extensions its page turns off, and whether
+    the formgrader's server extension answers."""
+    import urllib.error
+    import urllib.request
+    page = urllib.request.urlopen(f"{url}/lab?token={TOKEN}", timeout=60).read().decode()
+    config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">'
+                                  r'(.*?)</script>', page, re.S).group(1))
+    try:
+        urllib.request.urlopen(f"{url}/formgrader/api/assignments?token={TOKEN}", timeout=60)
+        formgrader = True
+    except urllib.error.HTTPError as error:
+        assert error.code == 404, error.code
+        formgrader = False
+    return set(config.get("disabledExtensions", [])), formgrader
+
+
+def nbgrader_menu(page, url, path=""):
+    """The items of the lab's Nbgrader menu, as a reader sees them."""
+    page.goto(f"{url}/lab{path}?token={TOKEN}")
+    page.wait_for_selector(".lm-MenuBar-item:has-text('Nbgrader')", timeout=120_000)
+    dismiss_notifications(page)
+    page.locator(".lm-MenuBar-item", has_text="Nbgrader").first.click()
+    items = page.locator(".lm-Menu .lm-Menu-itemLabel")
+    items.first.wait_for(timeout=60_000)
+    labels = [label.strip() for label in items.all_inner_texts() if label.strip()]  # shown ones
+    page.keyboard.press("Escape")
+    return labels
+
+
+def test_make_lab_hides_the_instructors_tools_and_releases_open_clean(browser, tmp_path):
+    """`make lab` serves the learners' lab: nbgrader's Assignment List and Validate, no formgrader
+    (server or lab extension), Create Assignment or course list; each released notebook opens,
+    starts the course's kernel and stays unmodified, and closes without asking to save."""
+    workspace = tmp_path / "learner"
+    for assignment in ("02-scoring", "08-learning-to-attend"):
+        notebook = COURSE.assignment(assignment).release
+        (workspace / assignment).mkdir(parents=True)
+        shutil.copy(notebook, workspace / assignment / notebook.name)
+    with jupyterlab(workspace, workspace, tmp_path, make_target="lab") as url:
+        disabled, formgrader = lab_state(url)
+        assert INSTRUCTOR_ONLY <= disabled and not formgrader
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        menu = nbgrader_menu(page, url)
+        assert all(item in menu for item in LEARNER_MENU), menu
+        assert not set(INSTRUCTOR_MENU) & set(menu), menu
+        assert page.locator(".lm-TabBar-tab[title='Create Assignment'], "
+                            "#jp-right-stack .lm-TabBar-tab:has-text('Create Assignment')").count() == 0
+        for notebook in sorted(workspace.rglob("*.ipynb")):
+            before = notebook.read_bytes()
+            page.goto(f"{url}/lab/tree/{notebook.relative_to(workspace)}?token={TOKEN}")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+            page.wait_for_selector(".jp-StatusBar-TextItem:has-text(\"Idle\")", timeout=120_000)
+            page.wait_for_timeout(3000)  # what the kernel's reply changes, it has changed by now
+            tab = page.locator(".lm-DockPanel .lm-TabBar-tab.lm-mod-current")
+            assert notebook.name in tab.inner_text()
+            assert "jp-mod-dirty" not in (tab.get_attribute("class") or ""), (
+                f"{notebook.name} opened modified")
+            page.screenshot(path=str(tmp_path / f"learner-opens-{notebook.stem}.png"))
+            tab.locator(".lm-TabBar-tabCloseIcon").click()
+            page.wait_for_timeout(1000)
+            assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()
+            assert notebook.read_bytes() == before
+
+
+def test_make_instructor_lab_keeps_the_instructors_tools(browser, tmp_path):
+    with jupyterlab(REPO, REPO, tmp_path, make_target="instructor-lab") as url:
+        disabled, formgrader = lab_state(url)
+        assert not INSTRUCTOR_ONLY & disabled and formgrader
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        menu = nbgrader_menu(page, url)
+        assert all(item in menu for item in LEARNER_MENU + INSTRUCTOR_MENU), menu

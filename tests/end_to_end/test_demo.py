@@ -30,6 +30,31 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
         assert len(feedback) == len(demo.assignments())
     report = (output / "report" / "report.md").read_text()
     assert "Typical mistake" in report
+    # the sample learners hand in answers, not the solution's markers, model-answer labels or rubrics
+    for handed_in in (output / "course" / "submitted").rglob("*.ipynb"):
+        text = handed_in.read_text()
+        for word in ("BEGIN SOLUTION", "END SOLUTION", "Model answer", "Rubric"):
+            assert word not in text, f"{word!r} in {handed_in}"
+    # flags, wherever the instructor looks: the demo's table (summary), the report, the
+    # autograded notebook's metadata and the gradebook (which the formgrader shows)
+    patching = "patches numpy so every comparison passes"  # the one cheat the flagger names
+    cheats = {learner: sorted(a for a, plan in plans.items() if plan.cheat == patching)
+              for learner, plans in learners.items()}
+    cheats = {learner: found for learner, found in cheats.items() if found}
+    assert cheats and {k: sorted(v) for k, v in summary["flagged"].items()} == cheats
+    section = report.split("## Flagged for review", 1)[1]
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{output / 'course' / 'gradebook.db'}") as book:
+        for learner, plans in learners.items():
+            for assignment in plans:
+                [autograded] = (output / "course" / "autograded" / learner / assignment).glob(
+                    "*.ipynb")
+                metadata = json.loads(autograded.read_text())["metadata"]
+                flagged = assignment in cheats.get(learner, [])
+                assert bool(metadata.get("autograder_flags")) == flagged, (learner, assignment)
+                notebook = autograded.stem
+                assert book.find_submission_notebook(notebook, assignment, learner).flagged == flagged
+                assert (f"**{learner}**, {assignment}:" in section) == flagged
     for figure in ("grade-histogram.png", "pass-rates.png"):
         assert (output / "report" / figure).read_bytes()[:4] == b"\x89PNG"
 

@@ -7,14 +7,16 @@ account names (instructor, alice, bob) get a unique prefix; nothing else changes
 test appends to the hub's configuration (a service token to drive the REST API, and the moved
 /etc/jupyter on the servers' configuration path).
 
-Then a class: the instructor generates and releases from the formgrader's API; alice fetches and
-submits in Chromium, then submits again through her server's API; bob, whose answer is a catalogued
-mistake and who tries to read what learners must not, fetches and submits through the API; the
-instructor collects, autogrades each submission with the formgrader's own action, generates and
-releases feedback; both fetch their feedback; the doc's command-line grading gives the same grades
-in the export. Learners can read neither the course, the gradebook nor each other's work, from
-their servers or from code being graded. Every server started is stopped by its process id and
-every account is removed.
+Then a class: the doc's roster is the formgrader's list of students before anyone hands anything
+in; the instructor generates and releases from the formgrader's API; alice fetches and submits in
+Chromium, then submits again through her server's API; bob, whose answer is a catalogued mistake
+and who tries to read what learners must not, fetches and submits through the API; the instructor
+collects, autogrades each submission with the formgrader's own action, grades the written answers
+by hand through the API the formgrader's Manual Grading page uses, generates and releases
+feedback; both fetch their feedback, which shows the grader's comment; the doc's command-line
+grading gives the same grades, hand-given points included, in the export. Learners can read
+neither the course, the gradebook nor each other's work, from their servers or from code being
+graded. Every server started is stopped by its process id and every account is removed.
 """
 import contextlib
 import csv
@@ -36,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from autograder.engine import catalogue, grade
-from support import COURSE, REPO, interpreter_open_to_others, needs_root_and_users, run_as
+from support import COURSE, REPO, needs_root_and_users, run_as
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("users")]
 
@@ -56,6 +58,17 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def administrator_path():
+    """PATH as a root login has it: without this checkout's environment (first on PATH under
+    `make`) or anything in root's home (pyenv). `python3 -m venv` in the doc then builds on the
+    system's Python, as on the doc's reader's machine, not on an interpreter inside a folder
+    other accounts cannot enter."""
+    entries = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep)
+    private = (REPO.resolve(), Path.home().resolve())
+    return os.pathsep.join(e for e in entries if e and not any(
+        Path(e).resolve().is_relative_to(p) for p in private))
 
 
 class Hub:
@@ -99,7 +112,7 @@ class Hub:
     def run_block(self, tags, text):
         script = "set -euo pipefail\n" + self.moved(text)
         if "root" in tags:
-            env = {**os.environ, **self.env}
+            env = {**os.environ, **self.env, "PATH": administrator_path()}
             done = subprocess.run(["bash", "-c", script], env=env, capture_output=True,
                                   text=True, timeout=1200, cwd=self.top)
             assert done.returncode == 0, f"{script}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
@@ -109,7 +122,8 @@ class Hub:
 
     def instructor_env(self):
         return {"JUPYTER_CONFIG_PATH": self.env["JUPYTER_CONFIG_PATH"],
-                "COURSE_REPOSITORY": str(self.repository)}
+                "COURSE_REPOSITORY": str(self.repository),
+                "PATH": f"{Path(self.python()).parent}:/usr/local/bin:/usr/bin:/bin"}
 
     def publish_repository(self):
         """A bare copy of this checkout's commit, owned by the instructor (git refuses to read a
@@ -255,12 +269,9 @@ def hub():
     top = Path(tempfile.mkdtemp(prefix="hub-", dir="/srv" if os.path.isdir("/srv") else None))
     top.chmod(0o755)
     deployment = Hub(top, f"h{os.getpid() % 100000}")
-    opened = interpreter_open_to_others()  # python3 may be pyenv's, under /root
-    opened.__enter__()
     try:
         yield deployment
     finally:
-        opened.__exit__(None, None, None)
         deployment.stop()
         for user in deployment.users.values():
             subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
@@ -351,6 +362,30 @@ def browser_fetch_and_submit(hub, shots):
             browser.close()
 
 
+def grade_written_answers(hub, given):
+    """Grade each learner's written answers as an instructor does on the formgrader's Manual
+    Grading page, through the API that page uses: the submissions waiting for a grader, then each
+    written answer's points and comment. ``given``: role -> (points, comment). Returns role ->
+    the points given by hand."""
+    notebook = Path(NOTEBOOK).stem
+    waiting = {s["student"]: s for s in formgrader(hub, "GET",
+                                                    f"/submitted_notebooks/{ASSIGNMENT}/{notebook}")}
+    points = {}
+    for role, (score, comment) in given.items():
+        submission = waiting[hub.users[role]]
+        assert submission["needs_manual_grade"], f"{role}'s written answer waits for no grader"
+        query = urllib.parse.urlencode({"submission_id": submission["id"]})
+        grades = [g for g in formgrader(hub, "GET", f"/grades?{query}") if g["needs_manual_grade"]]
+        comments = {c["name"]: c for c in formgrader(hub, "GET", f"/comments?{query}")}
+        assert grades and all(g["name"].startswith("q_") for g in grades), grades
+        for grade in grades:
+            formgrader(hub, "PUT", f"/grade/{grade['id']}", data={"manual_score": score})
+            formgrader(hub, "PUT", f"/comment/{comments[grade['name']]['id']}",
+                       data={"manual_comment": comment})
+        points[role] = score * len(grades)
+    return points
+
+
 def inbound(hub, role):
     return sorted((hub.paths["/srv/nbgrader/exchange"] / COURSE_ID / "inbound").glob(
         f"{hub.users[role]}+{ASSIGNMENT}+*"))
@@ -362,11 +397,16 @@ def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
     assert "ok:" in hub.run_block(["instructor"], "cd ~/attention-course && "
                                   "/opt/attention-course/env/bin/python -m autograder privacy").stdout
     env = hub.paths["/opt/attention-course"] / "env"
+    interpreter = Path(os.path.realpath(env / "bin" / "python"))
+    assert not interpreter.is_relative_to(Path.home().resolve()), (
+        f"the learners' environment runs {interpreter}, inside root's home")
     assert not list(env.rglob("autograder")), "the grading engine is in the learners' environment"
     assert not list(env.rglob("suites")) and not list(env.rglob("solutions"))
     assert (next(env.glob("lib/python3*/site-packages/helpers")) / "checks.py").exists()
     for role in ("instructor", "alice", "bob"):
         hub.spawn(role)
+    students = {s["id"]: s for s in formgrader(hub, "GET", "/students")}  # the doc's roster
+    assert {students[hub.users[r]]["first_name"] for r in ("alice", "bob")} == {"Alice", "Bob"}
 
     # ---------------------------------------------------------------- release (formgrader API)
     assert hub.server("alice", "GET", "/formgrader/api/assignments")[0] == 404
@@ -404,11 +444,19 @@ def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
     formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/collect")
     for role in ("alice", "bob"):
         formgrader(hub, "POST", f"/submission/{ASSIGNMENT}/{hub.users[role]}/autograde")
-    formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/generate_feedback")
-    formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/release_feedback")
     submissions = formgrader(hub, "GET", f"/submissions/{ASSIGNMENT}")
     scores = {s["student"]: s["score"] for s in submissions}
     assert scores[hub.users["alice"]] == 8.0 and scores[hub.users["bob"]] == bob_score < 8.0
+    comments = {"alice": "Right: axis=1 sums along each row.", "bob": "Half: which axis, not why."}
+    by_hand = grade_written_answers(hub, {"alice": (1.0, comments["alice"]),
+                                          "bob": (0.5, comments["bob"])})
+    submissions = formgrader(hub, "GET", f"/submissions/{ASSIGNMENT}")
+    scores = {s["student"]: s["score"] for s in submissions}
+    assert scores[hub.users["alice"]] == 8.0 + by_hand["alice"]
+    assert scores[hub.users["bob"]] == bob_score + by_hand["bob"]
+    assert not any(s["needs_manual_grade"] for s in submissions)
+    formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/generate_feedback")
+    formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/release_feedback")
 
     for role in ("alice", "bob"):
         learner_action(hub, role, "fetch_feedback")
@@ -416,6 +464,7 @@ def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
         assert pages, f"{role} got no feedback"
         html = pages[-1].read_text()
         assert "Hidden tests of" in html and "LEAKED:" not in html
+        assert comments[role] in html, f"{role}'s feedback lacks the grader's comment"
         for error in ("Traceback (most recent call last)", "ModuleNotFoundError", "NameError",
                       'data-mime-type="application/vnd.jupyter.stderr"'):
             assert error not in html, f"{role}'s feedback shows {error}"
@@ -425,5 +474,5 @@ def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
     # ---------------------------------------------------------------- the doc's command line
     hub.run_doc({"release", "grade"})
     rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
-    assert float(rows[hub.users["alice"]]["score"]) == 8.0
-    assert float(rows[hub.users["bob"]]["score"]) == bob_score
+    assert float(rows[hub.users["alice"]]["score"]) == 8.0 + by_hand["alice"]
+    assert float(rows[hub.users["bob"]]["score"]) == bob_score + by_hand["bob"]

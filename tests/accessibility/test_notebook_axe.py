@@ -1,0 +1,110 @@
+"""axe-core, in Debian's Chromium, on an executed course notebook in the learners' JupyterLab.
+
+The solution of 08 (the notebook with the most figures) runs top to bottom with matplotlib's inline
+backend, as in JupyterLab, and opens in the lab `make lab` starts. axe-core, the version
+tests/accessibility/package-lock.json pins (`make test` installs it with npm), checks the page.
+Every figure the notebook shows is in the page as an image, and axe finds no critical or serious
+violation of its rules for text alternatives of images there. Violations of the other rules are
+printed (JupyterLab's own interface has some, which the course cannot change); those inside the
+course's content (its markdown and the cells' outputs) of critical or serious impact fail.
+"""
+import html
+import json
+import os
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from support import COURSE, execute
+from test_browser import TOKEN, browser, jupyterlab  # noqa: F401 (browser is a fixture)
+
+pytestmark = pytest.mark.slow
+AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
+ASSIGNMENT = "08-learning-to-attend"
+# axe's rules for text alternatives of images (https://dequeuniversity.com/rules/axe/4.14)
+IMAGE_RULES = ["image-alt", "role-img-alt", "svg-img-alt", "input-image-alt", "object-alt",
+               "area-alt"]
+SEVERE = ("critical", "serious")
+CONTENT = ".jp-RenderedMarkdown, .jp-OutputArea-output"
+IN_CONTENT = """violations => violations.flatMap(violation => violation.nodes
+    .filter(node => node.target.length === 1
+            && document.querySelector(node.target[0])?.closest(%r))
+    .map(node => [violation.id, violation.impact, node.html]))""" % CONTENT
+
+
+@pytest.fixture
+def axe_source():
+    if not AXE.exists():
+        if os.environ.get("CI"):
+            pytest.fail("axe-core is missing in CI: `make test` installs it with npm")
+        pytest.skip("axe-core is not installed (make test installs it: npm ci in "
+                    "tests/accessibility)")
+    return AXE.read_text()
+
+
+def figure_count(notebook):
+    return sum(1 for cell in notebook.cells for output in cell.get("outputs", [])
+               if "image/png" in output.get("data", {}) or "<img" in output.get("data", {}).get(
+                   "text/html", ""))
+
+
+def figure_alts(notebook):
+    """The alt text of each figure the notebook shows, in order (None for one with none)."""
+    alts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            page = output.get("data", {}).get("text/html", "")
+            if "<img" in page:
+                found = re.search(r' alt="([^"]*)"', page)
+                alts.append(html.unescape(found.group(1)) if found else None)
+            elif "image/png" in output.get("data", {}):
+                alts.append(None)
+    assert all(alt and alt.startswith("Figure") for alt in alts), alts
+    return alts
+
+
+def test_an_executed_notebook_in_the_learners_lab(browser, axe_source, tmp_path, monkeypatch):  # noqa: F811
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.delenv("MPLBACKEND", raising=False)      # the inline backend, as in JupyterLab
+    source = COURSE.assignment(ASSIGNMENT).solution
+    notebook = execute(nbformat.read(source, as_version=4), source.parent)
+    figures = figure_count(notebook)
+    assert figures >= 9, f"{ASSIGNMENT} shows {figures} figures"
+    workspace = tmp_path / "learner"
+    workspace.mkdir()
+    nbformat.write(notebook, workspace / source.name)
+
+    with jupyterlab(workspace, workspace, tmp_path, make_target="lab") as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{url}/lab/tree/{source.name}?token={TOKEN}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        page.wait_for_selector(".jp-StatusBar-TextItem:has-text(\"Idle\")", timeout=120_000)
+        images = page.locator(".jp-OutputArea-output img")
+        page.wait_for_function(f"document.querySelectorAll('.jp-OutputArea-output img').length "
+                               f">= {figures}", timeout=120_000)
+        assert images.count() == figures
+        # what a screen reader reads for each: the figure in words, as the notebook gives it (with
+        # no alt text, JupyterLab would give the image a generic one, which axe accepts)
+        alts = images.evaluate_all("images => images.map(image => image.alt)")
+        assert alts == figure_alts(notebook), alts
+        page.add_script_tag(content=axe_source)
+        results = page.evaluate("axe.run(document)")
+        # the violations inside the course's own content: its markdown and the cells' outputs
+        in_content = page.evaluate(IN_CONTENT, [v for v in results["violations"]
+                                                if v["impact"] in SEVERE])
+
+    violations = results["violations"]
+    for violation in violations:
+        print(f"axe {violation['impact']}: {violation['id']} ({len(violation['nodes'])} nodes): "
+              f"{violation['help']}")
+    severe_images = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:5])
+                     for v in violations if v["id"] in IMAGE_RULES and v["impact"] in SEVERE]
+    assert not severe_images, severe_images
+    checked = sum(len(p["nodes"]) for p in results["passes"] if p["id"] == "image-alt")
+    assert checked >= figures, f"axe checked {checked} images for alt text, {figures} shown"
+
+    # In the course's own content, nothing critical or serious at all.
+    assert not in_content, json.dumps(in_content, indent=1)[:4000]

@@ -1,0 +1,214 @@
+"""The feedback page a learner receives renders anywhere: formulas as MathML (no network, no
+script), a language, an index that names functions, no "Out[ ]" under a grade cell.
+
+The page is made the way an instructor makes it (the course's autograde, then nbgrader's
+``generate_feedback``) for a class of two on 02-scoring: the solution, and the release as handed
+out (every function raising NotImplementedError). Then it is opened in Chromium with every
+request refused, and the formulas are measured on screen.
+"""
+import html
+import json
+import os
+import re
+
+import pytest
+
+from autograder.course import feedback_page, instructor, mathml, sanitize
+from autograder.engine import grade
+from autograder.engine.options import Options
+from autograder.sandbox import confinement
+from support import COURSE, write_notebook
+
+ASSIGNMENT = "02-scoring"
+
+
+# ------------------------------------------------------------------------------ formulas
+def test_a_formula_becomes_mathml_and_the_rest_stays():
+    page = ("<p>Weights $\\alpha_{t,i} &lt; 1$ cost $5 and $6.</p>"
+            "<p>$$\\frac{a}{b}$$</p><pre>$x$</pre><p><code>a$b$</code></p>")
+    made = mathml.render_math(page)
+    assert made.count("<math") == 2 and 'display="block"' in made
+    assert "cost $5 and $6." in made                      # money is not math
+    assert "<pre>$x$</pre>" in made and "<code>a$b$</code>" in made
+    assert "<mo>&#x0003C;</mo>" in made                   # the entity was read as the character
+
+
+def test_a_learners_formula_cannot_carry_a_link_or_markup():
+    made = mathml.render_math("<p>$\\href{javascript:alert(1)}{x}$ and $&lt;script&gt;$ "
+                              "and $\\style{color:red}{y}$</p>")
+    assert "href" not in made and "javascript" not in made and "<script" not in made
+    assert "style" not in made.replace("\\style", "")
+    assert made.count("<math") == 3
+
+
+def test_a_formula_that_cannot_be_converted_stays_as_its_tex():
+    made = mathml.render_math("<p>$\\notacommand{x}$</p>")
+    assert "<math" not in made or "merror" not in made
+    if "<math" not in made:
+        assert '<code class="tex"' in made and "\\notacommand{x}" in made
+
+
+def course_formulas():
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    for path in sorted(a.solution for a in COURSE.assignments()):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "markdown":
+                page = markdown2html_mistune("".join(cell["source"]))
+                # formulas in text only (heading anchors carry them URL-encoded in attributes)
+                text = re.sub(r"<[^>]*>", " ", page)
+                for match in mathml.MATH.finditer(text):
+                    yield path.parent.name, html.unescape(match.group(0))
+
+
+def test_every_formula_of_the_course_renders_as_mathml():
+    formulas = list(course_formulas())
+    assert len(formulas) > 1000  # the course is written in formulas: this reads all of them
+    failed = [(name, tex) for name, tex in formulas
+              if "<math" not in mathml.render_math(html.escape(tex, quote=False))]
+    assert failed == [], f"{len(failed)} of {len(formulas)} formulas did not convert: {failed[:5]}"
+
+
+def test_the_markdown_filter_of_every_page_renders_math_after_cleaning():
+    from nbconvert.exporters import HTMLExporter
+    from traitlets.config import Config
+    config = Config()
+    sanitize.configure(config)
+    exporter = HTMLExporter(config=config)
+    safe = exporter.environment.filters["markdown2html"]
+    assert isinstance(safe, sanitize.SafeMarkdown)
+    made = safe(exporter.environment.from_string("").new_context({"resources": {}}),
+                "A weight $\\alpha$ and <img src=x onerror=alert(1)>")
+    assert "<math" in made and "onerror" not in made
+
+
+# ------------------------------------------------------------------------------ the page
+def test_the_index_names_functions_and_written_answers():
+    def cell(kind, grade_id):
+        return {"cell_type": kind, "metadata": {"nbgrader": {"grade_id": grade_id}}}
+    assert feedback_page.graded_part_name(cell("code", "check_align")) == "align"
+    assert feedback_page.graded_part_name(cell("markdown", "q_max_subtraction")) == (
+        "Written answer: max subtraction")
+
+
+@pytest.fixture(scope="module")
+def feedback(tmp_path_factory):
+    """{learner: feedback HTML} for the solution ("honest") and the release ("blank")."""
+    if not confinement.available():
+        pytest.skip("bubblewrap is not installed: the class cannot be graded here")
+    state = tmp_path_factory.mktemp("feedback") / "course"
+    state.mkdir()
+    instructor.nbgrader("generate_assignment", ASSIGNMENT, "--force",
+                    f"--CourseDirectory.release_directory={state.parent / 'release'}", state=state)
+    solution = COURSE.assignment(ASSIGNMENT).solution
+    released = state.parent / "release" / ASSIGNMENT / solution.name
+    write_notebook(state / "submitted" / "honest" / ASSIGNMENT / solution.name,
+                   json.loads(solution.read_text()))
+    write_notebook(state / "submitted" / "blank" / ASSIGNMENT / solution.name,
+                   json.loads(released.read_text()))
+    instructor.autograde(COURSE.assignment(ASSIGNMENT), jobs=2, state=state, progress=False,
+                         options=Options(sandbox="require"))
+    instructor.nbgrader("generate_feedback", ASSIGNMENT, state=state)
+    scores = {learner: float(re.search(r"\(Score: ([0-9.]+) / ([0-9.]+)\)", (next(
+        (state / "feedback" / learner / ASSIGNMENT).glob("*.html"))).read_text()).group(1))
+        for learner in ("honest", "blank")}
+    assert scores["honest"] > 0 and scores["blank"] == 0, scores  # graded, not failed to start
+    pages = {}
+    for learner in ("honest", "blank"):
+        [page] = (state / "feedback" / learner / ASSIGNMENT).glob("*.html")
+        pages[learner] = page
+    return pages
+
+
+def text_outside_code(page):
+    page = re.sub(r"<(code|pre|script|style|math)\b.*?</\1>", " ", page, flags=re.DOTALL)
+    return html.unescape(re.sub(r"<[^>]*>", " ", page))
+
+
+@pytest.mark.slow
+def test_the_feedback_page_needs_no_network_and_names_what_it_grades(feedback):
+    functions = [c["metadata"]["nbgrader"]["grade_id"][len("check_"):]
+                 for c in json.loads(COURSE.assignment(ASSIGNMENT).solution.read_text())["cells"]
+                 if c["metadata"].get("nbgrader", {}).get("grade_id", "").startswith("check_")]
+    for learner, path in feedback.items():
+        page = path.read_text()
+        assert re.search(r'<html lang="en"', page), learner
+        assert not re.search(r"<(script|link|img)\b[^>]*\b(src|href)=[\"']?(https?:)?//", page,
+                             re.IGNORECASE), f"{learner}: the page loads something from the network"
+        assert "mathjax" not in page.lower()
+        assert page.count("<math") > 20
+        assert not list(mathml.MATH.finditer(text_outside_code(page))), (
+            f"{learner}: TeX left as text: {mathml.MATH.search(text_outside_code(page)).group(0)}")
+        index = page.split('id="toc"', 1)[1].split("</nav>", 1)[0]
+        for function in functions:
+            assert f">{function}</a>" in index, (learner, function)
+        assert "Test cell" not in index and "Written answer:" in index
+        assert "Out[" not in page, f"{learner}: an output prompt is left on the page"
+
+
+@pytest.mark.slow
+def test_the_feedback_page_renders_its_formulas_in_a_browser_with_no_network(feedback):
+    from test_browser import BROWSER_ARGS, CHROMIUM, playwright
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    asked = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page()
+
+            def refuse(route):
+                if not route.request.url.startswith("file:"):
+                    asked.append(route.request.url)
+                    return route.abort()
+                return route.continue_()
+            page.route("**/*", refuse)
+            page.goto(feedback["honest"].as_uri())
+            sizes = page.evaluate("""() => [...document.querySelectorAll('math')].map(m => {
+                const box = m.getBoundingClientRect(); return [box.width, box.height]; })""")
+            fraction = page.evaluate("""() => { const f = document.querySelector('mfrac');
+                if (!f) return null; const [a, b] = f.children;
+                return b.getBoundingClientRect().top - a.getBoundingClientRect().top; }""")
+        finally:
+            browser.close()
+    assert asked == [], f"the page asked the network for {asked}"
+    assert len(sizes) > 20 and all(w > 0 and h > 0 for w, h in sizes)
+    assert fraction is not None and fraction > 0  # a fraction's denominator sits below it
+
+
+@pytest.mark.slow
+def test_a_blank_notebook_hears_once_per_function_that_it_is_not_written_yet(feedback):
+    page = feedback["blank"].read_text()
+    sections = page.split("Hidden tests of ")[1:]
+    assert len(sections) >= 5
+    for section in sections:
+        function = re.match(r"<code>(\w+)</code>", section).group(1)
+        said = section.count("is not implemented yet")
+        assert said == 1, f"{function}: told {said} times that it is not implemented yet"
+    honest = text_outside_code(feedback["honest"].read_text())
+    assert "not implemented yet" not in honest and "passed" in honest
+
+
+# ------------------------------------------------------------------------------ messages
+def test_a_cell_is_named_as_a_learner_finds_it():
+    from autograder.engine.notebook import cell_label
+    notebook = {"cells": [
+        {"cell_type": "markdown", "source": "## Step 2 · Attend ##\ntext"},
+        {"cell_type": "code", "source": "x = 1"},
+        {"cell_type": "code", "source": ["def attend(s, H):\n", "    raise NotImplementedError\n"]},
+        {"cell_type": "code", "source": "check()",
+         "metadata": {"nbgrader": {"grade_id": "check_attend", "grade": True}}},
+        {"cell_type": "code", "source": "y = 2"}]}
+    assert cell_label(notebook, 2) == "a cell under 'Step 2 · Attend'"
+    assert cell_label(notebook, 3) == "the cell that defines `attend`"
+    assert cell_label(notebook, 4) == "the check of `attend`"
+    assert cell_label({"cells": notebook["cells"][1:]}, 1) == "code cell 1"
+
+
+@pytest.mark.slow
+def test_a_blank_notebooks_errors_name_functions_not_cell_numbers(tmp_path):
+    path = COURSE.assignment(ASSIGNMENT).release
+    result = grade.grade_safely(path, COURSE.assignment(ASSIGNMENT), Options(sandbox="auto"))
+    assert result.errors, "a blank notebook's cells raise NotImplementedError"
+    assert not [e for e in result.errors if re.match(r"cell \d", e)], result.errors
+    assert any(e.startswith("the check of `softmax`") for e in result.errors), result.errors
+    assert any(e.startswith("a cell under 'Step 1") for e in result.errors), result.errors
