@@ -1,11 +1,11 @@
 """The feedback page a learner receives: nbgrader's, made readable anywhere.
 
-:func:`configure` (called by :func:`autograder.nbgrader_plugin.configure`) puts the course's
+:func:`configure` (called by :func:`autograder.course.nbgrader_plugin.configure`) puts the course's
 ``feedback`` template (``autograder/templates/feedback``) in front of nbgrader's, under the name
 nbgrader's formgrader asks for, and registers the filter it uses:
 
 - the template writes its own head: a language, no MathJax from a public CDN (formulas are MathML,
-  :mod:`autograder.mathml`, made by :class:`autograder.sanitize.SafeMarkdown`), underlined links;
+  :mod:`autograder.course.mathml`, made by :class:`autograder.course.sanitize.SafeMarkdown`), underlined links;
 - ``graded_part_name``: what the page's index calls a graded cell: the function a check cell
   grades, or the written answer's name, never nbgrader's "Test cell" six times over.
 """
@@ -36,4 +36,4 @@ def configure(c):
     only in nbgrader's and unchanged)."""
     c.HTMLExporter.extra_template_basedirs = [TEMPLATES, NBGRADER_TEMPLATES]
     c.HTMLExporter.filters.update({
-        "graded_part_name": "autograder.feedback_page.graded_part_name"})
+        "graded_part_name": "autograder.course.feedback_page.graded_part_name"})

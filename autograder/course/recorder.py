@@ -5,7 +5,7 @@ each result), and each result must then reach the gradebook the way ``nbgrader a
 it there: the autograded notebook with its outputs and feedback tables, the grades and comments,
 the submission's timestamp and late penalty, everything the formgrader, ``generate_feedback`` and
 ``export`` read. That is nbgrader's own ``Autograde`` converter, with this course's grading step
-(:class:`autograder.nbgrader_plugin.HiddenSuiteGrading`), which finds every result in the cache.
+(:class:`autograder.course.nbgrader_plugin.HiddenSuiteGrading`), which finds every result in the cache.
 
 A :class:`Recorder` is one such nbgrader process for a whole command, started before grading:
 its imports and start overlap the grading, and it records each learner as soon as their result is

@@ -89,7 +89,7 @@ def markdown_text(text):
 @pass_context  # marks the class, so its instances too: Jinja passes them the template's context
 class SafeMarkdown(LoggingConfigurable):
     """The exporter's ``markdown2html`` filter, then :func:`clean_html` on the HTML it made, then
-    its formulas as MathML (:func:`autograder.mathml.render_math`), which needs no network.
+    its formulas as MathML (:func:`autograder.course.mathml.render_math`), which needs no network.
 
     Registered in its place by name (``HTMLExporter.filters``), it is made with the exporter as
     its parent, whose own filter it calls with the context Jinja passes."""

@@ -6,7 +6,7 @@ arguments unchanged, emitted no numpy warning and printed nothing (see
 Code that patches numpy, the standard library or the grader's agent inside the kernel can forge
 those reports. Such code has no place in this course's answers, so the grader reads the submitted
 source (parsed, never run, on the trusted side, in a bounded child process: see
-:func:`autograder.notebook.read_submission`) and lists every place that:
+:func:`autograder.engine.notebook.read_submission`) and lists every place that:
 
 - assigns or deletes an attribute of an imported module or of a name bound to one of its members
   (``np.allclose = ...``, ``f = np.array_equal; f.__code__ = ...``), or does so through

@@ -66,7 +66,11 @@ def write_report(results, learners, folder, course):
     hardest = sorted(keys, key=lambda k: (passed[k] / seen[k], k))[:3]
     lines = ["# Class report", "", f"{len(results)} learners, maximum {maximum:g} points, "
              f"median {sorted(totals)[len(totals) // 2]:g}.", "",
-             "![grade histogram](grade-histogram.png)", "", "![pass rates](pass-rates.png)", "",
+             f"![Grade distribution: a histogram of the learners' total scores, from 0 to "
+             f"{maximum:g} points](grade-histogram.png)", "",
+             "![Pass rate per hidden test: one bar per test, the fraction of learners who pass "
+             "it; hatched bars are tests that fewer than half of the class pass](pass-rates.png)",
+             "",
              "## The three tests learners fail most", ""]
     for assignment, name in hardest:
         explanation = explaining_mistake(course.assignment(assignment), name)
@@ -86,6 +90,7 @@ def write_report(results, learners, folder, course):
         lines.append("No submission was flagged.")
     path = folder / "report.md"
     path.write_text("\n".join(lines) + "\n")
+    write_html(path)
     return path
 
 
@@ -114,3 +119,20 @@ def _mistake_failures(assignment):
         tests = grade.grade_local(assignment, entry.namespace()).tests
         found.append((entry.description, frozenset(t.name for t in tests if not t.passed)))
     return tuple(found)
+
+
+def write_html(markdown_path):
+    """The report as a page of its own beside ``report.md`` (``report.html``): a language, a
+    title, the figures with their descriptions as alt text, nothing loaded from elsewhere."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    markdown_path = Path(markdown_path)
+    body = markdown2html_mistune(markdown_path.read_text())
+    page = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            "<title>Class report</title>\n<style>body { font-family: sans-serif; max-width: 60em; "
+            "margin: 2em auto; padding: 0 1em; color: #1a1a1a; } img { max-width: 100%; } "
+            "a { color: #0b5394; }</style>\n</head>\n<body>\n<main>\n"
+            f"{body}</main>\n</body>\n</html>\n")
+    html_path = markdown_path.with_suffix(".html")
+    html_path.write_text(page)
+    return html_path

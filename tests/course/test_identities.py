@@ -684,7 +684,7 @@ LIVE = """() => {
     const rendered = [...root.querySelectorAll('.text_cell_render, .output_subarea, .input_area')];
     const active = 'script, iframe, object, embed, frame, base, meta, form, link, style, svg, '
                    + 'input, button, textarea, select';
-    // formulas are MathML the course makes (autograder.mathml): presentation elements only
+    // formulas are MathML the course makes (autograder.course.mathml): presentation elements only
     const mathml = new Set(%s);
     const foreign = [...root.querySelectorAll('math, math *')]
         .filter(e => !mathml.has(e.localName)

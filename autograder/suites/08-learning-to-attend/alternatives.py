@@ -2,7 +2,7 @@
 
 Alternatives of attention_forward keep the reference cache, (Q, K, V, weights), because they are
 graded together with the reference attention_backward; pairs with other cache layouts (dicts,
-lists, scores instead of weights, nothing but the inputs) are graded in tests/test_learning_to_attend.py.
+lists, scores instead of weights, nothing but the inputs) are graded in tests/assignments/test_08_learning_to_attend.py.
 """
 import numpy as np
 
