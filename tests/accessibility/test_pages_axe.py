@@ -48,11 +48,11 @@ def test_the_feedback_page_has_no_serious_violation(feedback, axe_source, learne
 
 
 def small_report(folder):
-    """The class report of three learners of 02-scoring (the reference and two catalogued
-    mistakes), as ``report.html``."""
+    """The class report of three learners of 00-getting-started (the reference and two
+    catalogued mistakes), as ``report.html``."""
     from autograder.engine import catalogue, grade, reference
     from autograder.tools.report import write_report
-    assignment = COURSE.assignment("02-scoring")
+    assignment = COURSE.assignment("00-getting-started")
     namespaces = {"learner01": reference.namespace(assignment),
                   **{f"learner0{n}": m.namespace()
                      for n, m in enumerate(catalogue.mutants(assignment)[:2], start=2)}}

@@ -31,7 +31,7 @@ TOL = dict(rtol=1e-6, atol=1e-6)
 @pytest.fixture(params=[ASSIGNMENT])
 def ns(request):
     """The reference namespace of 06-multi-head (the id puts the assignment in every test name)."""
-    return reference.namespace(request.param)
+    return reference.namespace(COURSE.assignment(request.param))
 
 
 def t64(array):

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.parametrize("assignment", [ASSIGNMENT])
 def suite_classifier_source():
     """The CLASSIFIER model source of the hidden suite (read, not imported)."""
     import ast
-    path = reference.REPO / "autograder" / "suites" / ASSIGNMENT / "test_explanations.py"
+    path = COURSE.assignment(ASSIGNMENT).suite / "test_explanations.py"
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "CLASSIFIER":
             return ast.literal_eval(node.value)

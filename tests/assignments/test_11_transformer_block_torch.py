@@ -18,7 +18,7 @@ torch = pytest.importorskip(
                     "it (the course itself does not)")
 
 from autograder.engine import reference  # noqa: E402
-from support import suite_module  # noqa: E402
+from support import COURSE, suite_module  # noqa: E402
 
 ASSIGNMENT = "11-transformer-block"
 TOL = dict(rtol=1e-6, atol=1e-6)
@@ -30,7 +30,7 @@ NAMES = ("gamma_1", "beta_1", "W_q", "W_k", "W_v", "W_o", "gamma_2", "beta_2", "
 def ns(request):
     """The reference namespace of 11-transformer-block (the id puts the assignment in every test
     name)."""
-    return reference.namespace(request.param)
+    return reference.namespace(COURSE.assignment(request.param))
 
 
 def t64(array, grad=False):

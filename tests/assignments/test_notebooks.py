@@ -60,7 +60,7 @@ def test_notebooks_are_committed_without_outputs(folder):
 def test_notebooks_record_the_language_the_course_kernel_reports(folder):
     """JupyterLab writes the kernel's language_info into a notebook as it opens it: the same
     dict leaves the notebook unmodified (tests/test_browser.py opens each release to see)."""
-    from autograder.authoring import KERNELSPEC
+    from autograder.tools.authoring import KERNELSPEC
     from helpers.kernel import LANGUAGE_INFO
     kernelspec = json.loads((REPO / "learner" / "jupyter" / "kernels" / "python3" /
                              "kernel.json").read_text())

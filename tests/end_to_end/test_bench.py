@@ -127,7 +127,7 @@ def test_distinct_submissions_grade_to_the_expected_scores(tmp_path):
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps(notebook))
         paths.append(path)
-        original = demo.answer_notebook(assignment, plans[learner][assignment])
+        original = demo.answer_notebook(COURSE.assignment(assignment), plans[learner][assignment])
         assert json.dumps(notebook) != json.dumps(original)
         result, _ = grade.grade_notebook(path, COURSE.assignment(assignment),
                                          Options(sandbox=sandbox_mode()))

@@ -10,12 +10,17 @@ from support import COURSE
 
 
 
+SIZE = 16
+
+
 @pytest.mark.slow
 def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path):
     output = tmp_path / "demo"
-    summary = demo.run(output=output, quiet=True)
-    learners = demo.sample_class()
-    assert len(learners) >= 30
+    # half of `make demo`'s class: every kind of learner (two of each mistake slot) and both cheats
+    summary = demo.run(output=output, size=SIZE, quiet=True)
+    learners = demo.sample_class(SIZE)
+    assert len(learners) == SIZE and {p.cheat for per in learners.values() for p in per.values()
+                                      if p.kind == "cheat"} == set(demo.CHEATS)
     kinds = {plan.kind for plans in learners.values() for plan in plans.values()}
     assert kinds == {"reference", "alternative", "mutant", "blank", "cheat"}
     assert summary["grades"] == summary["expected"]
