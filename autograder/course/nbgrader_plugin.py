@@ -35,6 +35,7 @@ from . import feedback_page, folders, identity, sanitize
 from ..engine import grade, notebook, options
 from ..engine.assignment import Course
 from ..engine.result import Result, TestResult
+from ..sandbox import lifetime
 
 FLAGS, ERRORS = "autograder_flags", "autograder_errors"  # in an autograded notebook's metadata
 SANDBOX_VARIABLE = "ATTENTION_COURSE_SANDBOX"  # the sandbox setting's default, for the tests
@@ -159,7 +160,10 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
             nb.cells = nbformat.read(str(assignment.release), as_version=4).cells
             result, executed = grade.zero_sheet(f"{name}.ipynb", assignment, problem), None
         else:
-            with tempfile.TemporaryDirectory(prefix="autograde-") as folder:
+            # named with this process's id, so that a later run removes it if this one is killed
+            # (lifetime.clear_leftovers), as it does a kernel's runtime folder
+            with tempfile.TemporaryDirectory(
+                    prefix=f"{lifetime.RUNTIME_PREFIX}{os.getpid()}-autograde-") as folder:
                 path = Path(folder) / f"{name}.ipynb"
                 path.write_text(json.dumps(nb), encoding="utf-8")
                 result, executed = grade.grade_notebook(
