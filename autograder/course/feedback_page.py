@@ -14,6 +14,8 @@ import re
 
 import nbgrader
 
+from ..engine import notebook
+
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 NBGRADER_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(nbgrader.__file__)),
                                   "server_extensions", "formgrader", "templates")
@@ -21,10 +23,10 @@ NBGRADER_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(nbgrader.__fil
 
 def graded_part_name(cell):
     """``check_align`` -> "align"; ``q_max_subtraction`` -> "Written answer: max subtraction"."""
-    info = cell.get("metadata", {}).get("nbgrader", {})
-    grade_id = str(info.get("grade_id", ""))
-    if cell.get("cell_type") == "code" and grade_id.startswith("check_"):
-        return grade_id[len("check_"):]
+    checked = notebook.check_exercise(cell)
+    if checked is not None:
+        return checked
+    grade_id = notebook.grade_id(cell) or ""
     words = re.sub(r"^q_", "", grade_id).replace("_", " ").replace("-", " ").strip()
     if cell.get("cell_type") == "markdown":
         return f"Written answer: {words}" if words else "Written answer"

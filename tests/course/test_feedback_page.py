@@ -83,8 +83,9 @@ def test_the_markdown_filter_of_every_page_renders_math_after_cleaning():
 
 # ------------------------------------------------------------------------------ the page
 def test_the_index_names_functions_and_written_answers():
-    def cell(kind, grade_id):
-        return {"cell_type": kind, "metadata": {"nbgrader": {"grade_id": grade_id}}}
+    def cell(kind, grade_id):  # grade cells, as nbgrader marks them
+        return {"cell_type": kind, "metadata": {"nbgrader": {"grade_id": grade_id, "grade": True,
+                                                             "solution": kind == "markdown"}}}
     assert feedback_page.graded_part_name(cell("code", "check_align")) == "align"
     assert feedback_page.graded_part_name(cell("markdown", "q_max_subtraction")) == (
         "Written answer: max subtraction")
