@@ -1,11 +1,13 @@
 """Shared fixtures of the project's own tests."""
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -77,23 +79,70 @@ def needs_root_and_users():
         pytest.skip("useradd and runuser are needed to create and act as users")
 
 
+OPENED_STATE = Path(tempfile.gettempdir()) / "attention-course-tests-opened.json"
+
+
+def _interpreter_folders():
+    return [*Path(os.path.realpath(sys.executable)).parents, *BIN.parents, *REPO.parents]
+
+
+@contextlib.contextmanager
+def _opened_state():
+    """The shared record of folders opened for other users, under an exclusive lock: tests in
+    several processes (xdist workers, or a test inside another's block) may hold it at once."""
+    with open(OPENED_STATE.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = json.loads(OPENED_STATE.read_text()) if OPENED_STATE.exists() else {}
+        except ValueError:
+            state = {}
+        holders = [h for h in state.get("holders", []) if _alive(h)]
+        opened = state.get("opened", [])
+        if not holders:  # every holder has ended (a killed run): close what it left open
+            for folder, mode in reversed(opened):
+                with contextlib.suppress(OSError):
+                    Path(folder).chmod(mode)
+            opened = []
+        state = {"holders": holders, "opened": opened}
+        yield state
+        OPENED_STATE.write_text(json.dumps(state))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 @contextlib.contextmanager
 def interpreter_open_to_others():
     """Let other users traverse (not list) the folders above the interpreter, which may sit under
-    a folder only root can enter (pyenv in /root), for as long as the block runs. Tests that use
-    this share the xdist group "users", so they never overlap."""
-    opened = []
-    for folder in [*Path(os.path.realpath(sys.executable)).parents, *BIN.parents,
-                   *REPO.parents]:
-        mode = folder.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            folder.chmod(mode | stat.S_IXOTH)
-            opened.append((folder, mode))
+    a folder only root can enter (pyenv in /root), for as long as the block runs. The folders
+    close again only when the last block holding them, in any of the test processes, ends."""
+    with _opened_state() as state:
+        known = {path for path, _ in state["opened"]}
+        for folder in _interpreter_folders():
+            mode = folder.stat().st_mode
+            if not mode & stat.S_IXOTH:
+                folder.chmod(mode | stat.S_IXOTH)
+                if str(folder) not in known:
+                    state["opened"].append([str(folder), mode])
+                    known.add(str(folder))
+        state["holders"].append(os.getpid())
     try:
         yield
     finally:
-        for folder, mode in reversed(opened):
-            folder.chmod(mode)
+        with _opened_state() as state:
+            if os.getpid() in state["holders"]:
+                state["holders"].remove(os.getpid())
+            if not state["holders"]:
+                for folder, mode in reversed(state["opened"]):
+                    Path(folder).chmod(mode)
+                state["opened"] = []
 
 
 @contextlib.contextmanager
