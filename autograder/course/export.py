@@ -10,14 +10,26 @@ so that ``grades.csv`` parses into exactly the rows the gradebook holds.
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 
+from ..engine.result import score_story
 from .formats import csv_writer
 
 COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name",
-           "email", "raw_score", "late_submission_penalty", "score", "max_score")
+           "email", "raw_score", "late_submission_penalty", "score", "max_score",
+           "autograded_score", "autograded_max_score", "written_score", "written_max_score",
+           "grade")
+
+
+def written_pending(submission):
+    """Whether a written answer of ``submission`` (nbgrader's SubmittedAssignment) still waits
+    for its hand grading."""
+    return any(grade.needs_manual_grade for notebook in submission.notebooks
+               for grade in notebook.grades if grade.cell_type == "markdown")
 
 
 class QuotedCsvExport(CsvExportPlugin):
-    """nbgrader's CSV export (same columns, same values, same options), every field quoted."""
+    """nbgrader's CSV export (its columns, values and options), every field quoted; then the
+    course's own columns: the autograded and the written part, and the grade as the course
+    states it everywhere (:func:`autograder.engine.result.score_story`)."""
 
     def rows(self, gradebook):
         """One dict per assignment and student, as nbgrader's CSV export computes it."""
@@ -37,12 +49,24 @@ class QuotedCsvExport(CsvExportPlugin):
                     submission = gradebook.find_submission(assignment.name, student.id)
                 except MissingEntry:  # nothing submitted: zero
                     row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0,
-                               score=0.0)
+                               score=0.0, autograded_score=0.0,
+                               autograded_max_score=assignment.max_code_score, written_score=0.0,
+                               written_max_score=assignment.max_written_score,
+                               grade="nothing submitted")
                 else:
                     penalty = submission.late_submission_penalty
+                    pending = written_pending(submission)
+                    written = None if pending else submission.written_score
                     row.update(timestamp=submission.timestamp, raw_score=submission.score,
                                late_submission_penalty=penalty,
-                               score=max(0.0, submission.score - penalty))
+                               score=max(0.0, submission.score - penalty),
+                               autograded_score=submission.code_score,
+                               autograded_max_score=submission.max_code_score,
+                               written_score="" if pending else submission.written_score,
+                               written_max_score=submission.max_written_score,
+                               grade=score_story(submission.code_score, submission.max_code_score,
+                                                 submission.max_written_score, written)
+                               + (f"; late penalty {penalty:g}" if penalty else ""))
                 yield {key: "" if value is None else str(value) for key, value in row.items()}
 
     def export(self, gradebook):

@@ -13,8 +13,11 @@ import os
 import re
 
 import nbgrader
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import GetGrades
 
 from ..engine import notebook
+from ..engine.result import score_story
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 NBGRADER_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(nbgrader.__file__)),
@@ -33,9 +36,50 @@ def graded_part_name(cell):
     return words or "Graded cell"
 
 
+class GradesWithPending(GetGrades):
+    """nbgrader's GetGrades, which puts each graded cell's score on it, and also whether that
+    score still waits for a person (a written answer not graded yet scores 0 in the gradebook,
+    which a page must not show as a grade)."""
+
+    def _get_score(self, cell, resources):
+        super()._get_score(cell, resources)
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                          self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["pending"] = bool(grade.needs_manual_grade)
+
+
+def _pending(meta):
+    return bool(meta.get("pending")) or meta.get("score") is None
+
+
+def score_story_of(nb):
+    """The page's grade as the course states it everywhere (``score_story``): the autograded
+    part (the check cells), then the written answers, graded or still pending."""
+    autograded = autograded_max = written = written_max = 0.0
+    pending = False
+    for cell in nb.get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if not (meta.get("grade") or meta.get("task")):
+            continue
+        points = float(meta.get("points") or 0)
+        score = meta.get("score")
+        if cell.get("cell_type") == "code" and not meta.get("task"):
+            autograded_max += points
+            autograded += float(score or 0)
+        else:
+            written_max += points
+            if _pending(meta):
+                pending = True
+            else:
+                written += float(score)
+    return score_story(autograded, autograded_max, written_max, None if pending else written)
+
+
 def configure(c):
     """Both template folders, the course's first (the formgrader's own page, "formgrade", is
-    only in nbgrader's and unchanged)."""
+    only in nbgrader's and unchanged); the grades read with what is pending."""
+    c.GenerateFeedback.preprocessors = [GradesWithPending, CSSHTMLHeaderPreprocessor]
     c.HTMLExporter.extra_template_basedirs = [TEMPLATES, NBGRADER_TEMPLATES]
     c.HTMLExporter.filters.update({
-        "graded_part_name": "autograder.course.feedback_page.graded_part_name"})
+        "graded_part_name": "autograder.course.feedback_page.graded_part_name",
+        "score_story": "autograder.course.feedback_page.score_story_of"})

@@ -27,7 +27,7 @@ def write_csv(results, path):
 
 def table(results):
     width = max([len(shown(r.label)) for r in results] + [8])
-    lines = [f"{'notebook':<{width}}  {'assignment':<22} {'score':>13}"]
+    lines = [f"{'notebook':<{width}}  {'assignment':<22} grade"]
     lines += [r.table_line(width, shown(r.label)) for r in results]
     flagged = flag_lines(results)
     if flagged:

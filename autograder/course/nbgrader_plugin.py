@@ -43,16 +43,18 @@ SANDBOX_VARIABLE = "ATTENTION_COURSE_SANDBOX"  # the sandbox setting's default, 
 
 def feedback_markdown(exercise: str, tests: list[TestResult]) -> str:
     """The markdown table of ``exercise``'s hidden tests; every text in it is escaped. When
-    every test failed with the same message (a function not written yet, a notebook that did not
-    run), the message is given once, for all of them."""
+    every test fared alike with the same message (a function not written yet, a notebook that
+    did not run, a function that kept its points although the one it calls is wrong), the
+    message is given once, for all of them."""
     name = f"`{exercise}`" if exercise.isidentifier() else sanitize.markdown_text(exercise)
     lines = [f"**Hidden tests of {name}**", "", "| test | points | what happened |",
              "|---|---|---|"]
     messages = {test.feedback for test in tests}
     if len(tests) > 1 and len(messages) == 1 and tests[0].feedback and \
-            not any(test.score for test in tests):
+            len({test.passed for test in tests}) == 1:
         total = sum(test.max_score for test in tests)
-        lines.append(f"| all {len(tests)} tests | 0 / {total:g} | "
+        scored = sum(test.score for test in tests)
+        lines.append(f"| all {len(tests)} tests | {scored:g} / {total:g} | "
                      f"{sanitize.markdown_text(tests[0].feedback)} |")
         return "\n".join(lines)
     for test in tests:

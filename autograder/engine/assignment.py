@@ -134,5 +134,18 @@ class Assignment:
         """The folder of the hidden suite, its mutants and its alternatives."""
         return self.course.suites_folder / self.name
 
+    @property
+    def written_points(self) -> float:
+        """Points of the answers graded by hand (nbgrader's markdown answer cells and tasks): the
+        part of the grade that no autograder gives, always stated beside the autograded part."""
+        import json
+        cells = json.loads(self.solution.read_text(encoding="utf-8"))["cells"]
+        total = 0.0
+        for cell in cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("grade") and (meta.get("task") or cell.get("cell_type") == "markdown"):
+                total += float(meta.get("points", 0) or 0)
+        return round(total, 6)
+
     def __str__(self) -> str:
         return self.name

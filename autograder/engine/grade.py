@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import cache, notebook, suite
+from . import cache, dependencies, notebook, suite
 from .assignment import Assignment
 from .kernel import CallFailed, KernelSession
 from .wire import Reply
@@ -129,6 +129,28 @@ class Execution:
             if not self.session.alive() and self.remaining() > 1:
                 self._revive()  # this call killed it: revive for the next test
 
+    def rerun(self, assignment: Assignment) -> dependencies.Rerun:
+        """Run one graded function's tests again with the course's reference of other functions
+        in place of the learner's (:mod:`~autograder.engine.dependencies`), then put the
+        learner's back; None when the kernel cannot do it within the budget."""
+        def run(exercises: list[str], substitutes: list[str]) -> list[Any] | None:
+            if self.gave_up or self.remaining() <= 1 or not self.session.alive():
+                return None
+            swapped = self.session.execute(dependencies.kernel_swap(assignment, substitutes),
+                                           max(0.1, min(30.0, self.remaining())))
+            if swapped.error or swapped.died:
+                if swapped.died:
+                    self._revive()
+                return None
+            try:
+                return suite.run(assignment, self.call, max(0.0, self.remaining()),
+                                 exercises=exercises)
+            finally:
+                if self.session.alive() and self.remaining() > 0:
+                    self.session.execute(dependencies.KERNEL_RESTORE,
+                                         max(0.1, min(10.0, self.remaining())))
+        return run
+
     def close(self) -> None:
         self.session.shutdown()
 
@@ -146,7 +168,8 @@ def zero_sheet(path: str | Path, assignment: Assignment, reason: str) -> Result:
     """Every test of the assignment at 0, each saying why: the result when a notebook could not be
     graded at all (refused, or the grader itself failed)."""
     results = suite.run(assignment, _refusing(f"Your notebook could not be graded: {reason}."), 60)
-    return Result(str(path), assignment.name, results, [reason])
+    return Result(str(path), assignment.name, results, [reason],
+                  written_max_score=assignment.written_points)
 
 
 def failure_sheet(path: str | Path, assignment: Assignment, reason: str) -> Result:
@@ -222,6 +245,9 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
                 caller = _refusing(f"Your notebook could not be run: {failure}.")
         suite_started = time.monotonic()
         results = suite.run(assignment, caller, max(0.0, deadline - time.monotonic()))
+        if execution is not None and executed is not None:
+            results, _ = dependencies.retry(assignment, results, execution.rerun(assignment),
+                                            executed["cells"])
         _stage(options, "suite", suite_started)
         if execution is not None:
             errors += execution.errors
@@ -233,7 +259,8 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
             close_started = time.monotonic()
             execution.close()
             _stage(options, "close", close_started)
-    result = Result(str(path), assignment.name, results, errors, list(flags))
+    result = Result(str(path), assignment.name, results, errors, list(flags),
+                    written_max_score=assignment.written_points)
     if execution is not None and executed is not None:
         result.checks = visible_checks(executed)
     if cache_folder is not None:
@@ -263,7 +290,16 @@ def visible_checks(executed: notebook.Notebook) -> dict[str, dict[str, str]]:
 
 
 def grade_local(assignment: Assignment, namespace: dict[str, Any],
-                budget_seconds: float = 120) -> Result:
-    """Score a trusted namespace of functions in this process (used to test the suites)."""
-    results = suite.run(assignment, suite.local_caller(namespace), budget_seconds)
-    return Result("<local>", assignment.name, results)
+                budget_seconds: float = 120, retry: bool = True) -> Result:
+    """Score a trusted namespace of functions in this process (used to test the suites), with the
+    same second chance for a function that fails only through another's mistake as a kernel's
+    (``retry=False``: without it)."""
+    def run(names: dict[str, Any], exercises: list[str] | None = None) -> list[Any]:
+        return suite.run(assignment, suite.local_caller(names), budget_seconds,
+                         exercises=exercises)
+    results = run(namespace)
+    if retry:
+        results, _ = dependencies.retry(assignment, results, dependencies.local_rerun(
+            assignment, namespace, run))
+    return Result("<local>", assignment.name, results,
+                  written_max_score=assignment.written_points)

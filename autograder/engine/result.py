@@ -12,6 +12,18 @@ from pathlib import Path
 from typing import Any
 
 
+def score_story(autograded: float, autograded_max: float, written_max: float,
+                written: float | None = None) -> str:
+    """The one way the course states a grade, wherever it is shown: "autograded 31 of 42;
+    written answers 4 of 5", or "...; written answers pending (5 points)" until they are graded by
+    hand, or only "autograded 31 of 42" when the assignment asks for none."""
+    text = f"autograded {autograded:g} of {autograded_max:g}"
+    if written_max > 0:
+        text += (f"; written answers pending ({written_max:g} points)" if written is None
+                 else f"; written answers {written:g} of {written_max:g}")
+    return text
+
+
 @dataclasses.dataclass
 class TestResult:
     """One hidden test: its learner-facing name, the graded function it checks, its points."""
@@ -23,6 +35,10 @@ class TestResult:
     feedback: str        # what the learner reads; "" when passed
     # pytest's id, for maintainers: not part of the JSON, nor of what makes two results equal
     nodeid: str = dataclasses.field(default="", compare=False)
+    # while grading only (not in the JSON): the SubmissionError kind a failure came from ("" for a
+    # wrong value), and the learner's functions the test called
+    kind: str = dataclasses.field(default="", compare=False)
+    called: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
     @property
     def passed(self) -> bool:
@@ -45,13 +61,21 @@ class Result:
 
     ``errors`` say what went wrong with the notebook itself (a cell that raised, a refused file);
     ``flags`` name code an instructor may want to read; ``checks`` is the state of each visible
-    check cell after the notebook ran (None when the notebook did not run)."""
+    check cell after the notebook ran (None when the notebook did not run); ``written_max_score``
+    the points of the written answers, graded by hand and never by the engine (its ``score`` and
+    ``max_score`` are the autograded part only)."""
     notebook: str
     assignment: str | None
     tests: list[TestResult]
     errors: list[str] = dataclasses.field(default_factory=list)
     flags: list[str] = dataclasses.field(default_factory=list)
     checks: dict[str, dict[str, str]] | None = None
+    written_max_score: float = 0.0
+
+    @property
+    def story(self) -> str:
+        """:func:`score_story`: the engine grades no written answer, so they are pending."""
+        return score_story(self.score, self.max_score, self.written_max_score)
 
     @property
     def score(self) -> float:
@@ -80,7 +104,7 @@ class Result:
             "notebook": self.notebook, "assignment": self.assignment, "score": self.score,
             "max_score": self.max_score, "exercises": self.exercises,
             "tests": [t.to_json() for t in self.tests], "errors": list(self.errors),
-            "flags": list(self.flags)}
+            "flags": list(self.flags), "written_max_score": self.written_max_score}
         if self.checks is not None:
             data["checks"] = self.checks
         return data
@@ -90,13 +114,15 @@ class Result:
         return cls(notebook=data["notebook"], assignment=data["assignment"],
                    tests=[TestResult.from_json(t) for t in data["tests"]],
                    errors=list(data.get("errors", [])), flags=list(data.get("flags", [])),
-                   checks=data.get("checks"))
+                   checks=data.get("checks"),
+                   written_max_score=float(data.get("written_max_score", 0.0)))
 
-    CSV_HEADER = ("notebook", "assignment", "score", "max_score", "errors")
+    CSV_HEADER = ("notebook", "assignment", "score", "max_score", "written_max_score", "grade",
+                  "errors")
 
     def to_csv_row(self) -> list[str]:
         return [self.notebook, str(self.assignment), f"{self.score:g}", f"{self.max_score:g}",
-                " | ".join(self.errors)]
+                f"{self.written_max_score:g}", self.story, " | ".join(self.errors)]
 
     @property
     def label(self) -> str:
@@ -106,8 +132,8 @@ class Result:
 
     def table_line(self, width: int, label: str | None = None) -> str:
         """One line of the command line's table; ``label`` (default :attr:`label`) as shown."""
-        return (f"{label or self.label:<{width}}  {str(self.assignment):<22} "
-                f"{self.score:>6g} / {self.max_score:<4g}" + ("  flagged" if self.flags else ""))
+        return (f"{label or self.label:<{width}}  {str(self.assignment):<22} {self.story}"
+                + ("  [flagged]" if self.flags else ""))
 
 
 # ------------------------------------------------------------------ Gradescope's results.json
@@ -158,8 +184,14 @@ def gradescope_results(results: list[Result], visibility: str = "after_due_date"
     score = round(sum(r.score for r in results), 6)
     maximum = round(sum(r.max_score for r in results), 6)
     errors = [e for r in results for e in r.errors]
-    output = (f"Your notebook was graded: {score:g} of {maximum:g} points." if not errors else
-              "Your notebook was graded, but not everything in it ran: see 'Your notebook' below.")
+    written = round(sum(r.written_max_score for r in results), 6)
+    story = score_story(score, maximum, written)
+    output = (f"Your notebook was graded: {story}." if not errors else
+              f"Your notebook was graded ({story}), but not everything in it ran: see 'Your "
+              f"notebook' below.")
+    if written > 0:
+        output += (" The written answers are graded by hand; their points are not in this "
+                   "score yet.")
     payload: dict[str, Any] = {"score": score, "output": output, "output_format": "text",
                "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}
     if execution_time is not None:

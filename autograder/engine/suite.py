@@ -22,7 +22,7 @@ import dataclasses
 import io
 import os
 import time
-from typing import Any, Callable, Generator
+from typing import Any, Callable, Collection, Generator
 
 import pytest
 
@@ -54,6 +54,7 @@ class Submission:
         self._caller = caller
         self._last: CallRecord | None = None
         self.read_kernel_word = False  # whether the running test read self.last
+        self.called: list[str] = []    # the learner's functions the running test called
 
     @property
     def last(self) -> CallRecord | None:
@@ -68,6 +69,8 @@ class Submission:
         return lambda *args, **kwargs: self._call(name, args, kwargs)
 
     def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if name not in self.called:
+            self.called.append(name)
         try:
             reply = self._caller(name, args, kwargs)
         except CallFailed as error:
@@ -116,9 +119,11 @@ def local_caller(namespace: dict[str, Any]) -> Caller:
 
 
 class _Plugin:
-    def __init__(self, submission: Submission, deadline: float) -> None:
+    def __init__(self, submission: Submission, deadline: float,
+                 exercises: Collection[str] | None = None) -> None:
         self._submission = submission
         self.deadline = deadline
+        self.exercises = exercises
         self.results: list[TestResult] = []
         self._meta: dict[str, tuple[str, str, float]] = {}
 
@@ -133,7 +138,8 @@ class _Plugin:
                                   "out-of-time")
         return self._submission
 
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]
+                                      ) -> None:
         for item in items:
             marker = item.get_closest_marker("grade")
             if marker is None:
@@ -146,6 +152,11 @@ class _Plugin:
             param = f" [{callspec.id}]" if callspec is not None else ""
             self._meta[item.nodeid] = (f"{exercise}: {title}{param}", exercise,
                                        float(marker.kwargs["points"]))
+        if self.exercises is not None:
+            left_out = [i for i in items if self._meta[i.nodeid][1] not in self.exercises]
+            if left_out:
+                config.hook.pytest_deselected(items=left_out)
+                items[:] = [i for i in items if self._meta[i.nodeid][1] in self.exercises]
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
@@ -157,17 +168,21 @@ class _Plugin:
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         self._submission.read_kernel_word = False
+        self._submission.called = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             name, exercise, worth = self._meta[report.nodeid]
+            called = tuple(self._submission.called)
             if report.passed:
                 label = KERNEL_WORD if self._submission.read_kernel_word else ""
                 self.results.append(TestResult(name, exercise, worth, worth, "passed", label,
-                                               report.nodeid))
+                                               report.nodeid, called=called))
             else:
+                error = getattr(report, "_grading_exception", None)
+                kind = error.kind if isinstance(error, SubmissionError) else ""
                 self.results.append(TestResult(name, exercise, 0.0, worth, "failed",
-                                               _feedback(report), report.nodeid))
+                                               _feedback(report), report.nodeid, kind, called))
 
 
 def _feedback(report: pytest.TestReport) -> str:
@@ -181,10 +196,12 @@ def _feedback(report: pytest.TestReport) -> str:
 
 
 def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
-        select: str | None = None) -> list[TestResult]:
-    """Run the suite of ``assignment``; return a list of TestResult, one per test."""
+        select: str | None = None, exercises: Collection[str] | None = None
+        ) -> list[TestResult]:
+    """Run the suite of ``assignment``; return a list of TestResult, one per test (with
+    ``exercises``, only the tests of those graded functions)."""
     submission = Submission(caller)
-    plugin = _Plugin(submission, time.monotonic() + budget_seconds)
+    plugin = _Plugin(submission, time.monotonic() + budget_seconds, exercises)
     path = assignment.suite
     if not path.is_dir():
         raise LookupError(f"no hidden suite for assignment {assignment.name!r} (no folder {path})")

@@ -231,11 +231,15 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
     grades = _read_grades(grades_csv)
     flagged = {learner: [a for a, result in per.items() if result.flags]
                for learner, per in results.items()}
+    maxima = {a: next(per[a].max_score for per in results.values() if a in per) for a in names}
+    written = {a: course.assignment(a).written_points for a in names}
+    flagged = {k: v for k, v in flagged.items() if v}
+    table = grade_table(learners, grades, expected, names, maxima, written, flagged=flagged)
     summary = {"expected": expected, "grades": grades, "seconds": time.monotonic() - started,
-               "report": str(report), "flagged": {k: v for k, v in flagged.items() if v}}
+               "report": str(report), "flagged": flagged, "table": table}
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
     say("")
-    say(grade_table(learners, grades, expected, names, flagged=summary["flagged"]))
+    say(table)
     say(f"\ngrades: {grades_csv}\nfeedback: {state / 'feedback'}\nGradescope: {gradescope_dir}"
         f"\nreport: {report}\n({summary['seconds']:.0f} s)")
     return summary
@@ -254,29 +258,39 @@ def _results(state, learners, course):
 
 
 def _read_grades(path):
+    """learner -> assignment -> the autograded score, from the exported grades.csv (the written
+    answers are graded by hand, later: the table says so in its header)."""
     grades = {}
     with open(path, newline="") as handle:
         for row in csv.DictReader(handle):
-            grades.setdefault(row["student_id"], {})[row["assignment"]] = float(row["score"])
+            grades.setdefault(row["student_id"], {})[row["assignment"]] = float(
+                row["autograded_score"])
     return grades
 
 
-def grade_table(learners, grades, expected, names, flagged=None):
-    """Scores per learner and assignment (`!` where a grade differs from the expected one), and
-    what each learner submitted, with the assignments whose notebook was flagged for review."""
+def grade_table(learners, grades, expected, names, maxima, written, flagged=None):
+    """Autograded scores per learner and assignment, each "of" its maximum (`!` where a grade
+    differs from the expected one), and what each learner submitted, with the assignments whose
+    notebook was flagged for review. Above the table, the grade as the course states it
+    everywhere: what the written answers add, graded by hand and still pending here.
+    ``maxima`` and ``written``: assignment -> its autograded and its written points."""
     flagged = flagged or {}
-    header = f"{'learner':<10} " + " ".join(f"{a:>20}" for a in names) + f" {'total':>7}  submitted"
-    lines = [header, "-" * len(header)]
+    lines = ["Autograded scores; " + ("written answers pending (graded by hand): " + ", ".join(
+        f"{a} {w:g} points" for a, w in written.items() if w) if any(written.values())
+        else "no written answers") + "."]
+    header = f"{'learner':<10} " + " ".join(f"{a:>20}" for a in names) + f" {'total':>12}  submitted"
+    lines += [header, "-" * len(header)]
     for learner in sorted(learners):
         scores = [grades.get(learner, {}).get(a, 0.0) for a in names]
         marks = []
         for a, s in zip(names, scores):
             flag = "" if abs(s - expected[learner][a]) < 1e-9 else " !"
-            marks.append(f"{s:>18g}{flag:>2}")
+            marks.append(f"{f'{s:g} of {maxima[a]:g}':>18}{flag:>2}")
         kinds = "; ".join(learners[learner][a].describe() for a in names)
         if flagged.get(learner):
             kinds += f"  [flagged for review: {', '.join(flagged[learner])}]"
-        lines.append(f"{learner:<10} " + " ".join(marks) + f" {sum(scores):>7g}  {kinds}")
+        total = f"{sum(scores):g} of {sum(maxima.values()):g}"
+        lines.append(f"{learner:<10} " + " ".join(marks) + f" {total:>12}  {kinds}")
     return "\n".join(lines)
 
 

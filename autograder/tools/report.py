@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..course import sanitize
 from ..engine import catalogue, grade
+from ..engine.result import score_story
 
 LOW, HIGH = "#c44e52", "#4c72b0"  # pass-rate bars: fewer than half of the class pass, or more
 
@@ -22,10 +23,11 @@ def write_report(results, learners, folder, course):
     folder.mkdir(parents=True, exist_ok=True)
     totals = [sum(r.score for r in per.values()) for per in results.values()]
     maximum = sum(r.max_score for r in next(iter(results.values())).values())
+    written = sum(r.written_max_score for r in next(iter(results.values())).values())
 
     fig, ax = plt.subplots(figsize=(6, 3.2))
     ax.hist(totals, bins=min(20, max(5, len(set(totals)))), range=(0, maximum), color="#4c72b0")
-    ax.set_xlabel(f"total score (out of {maximum:g})")
+    ax.set_xlabel(f"autograded score (out of {maximum:g})")
     ax.set_ylabel("learners")
     ax.set_title("Grade distribution")
     fig.tight_layout()
@@ -64,9 +66,12 @@ def write_report(results, learners, folder, course):
     plt.close(fig)
 
     hardest = sorted(keys, key=lambda k: (passed[k] / seen[k], k))[:3]
-    lines = ["# Class report", "", f"{len(results)} learners, maximum {maximum:g} points, "
-             f"median {sorted(totals)[len(totals) // 2]:g}.", "",
-             f"![Grade distribution: a histogram of the learners' total scores, from 0 to "
+    median = sorted(totals)[len(totals) // 2]
+    lines = ["# Class report", "", f"{len(results)} learners. Median grade: "
+             f"{score_story(median, maximum, written)}." + (
+                 " The written answers are graded by hand in the formgrader; no total here "
+                 "counts them." if written else ""), "",
+             f"![Grade distribution: a histogram of the learners' autograded scores, from 0 to "
              f"{maximum:g} points](grade-histogram.png)", "",
              "![Pass rate per hidden test: one bar per test, the fraction of learners who pass "
              "it; hatched bars are tests that fewer than half of the class pass](pass-rates.png)",

@@ -15,6 +15,8 @@ import pytest
 
 from autograder.course import feedback_page, instructor, mathml, sanitize
 from autograder.engine import grade
+from autograder.engine.result import score_story
+from autograder.engine import grade
 from autograder.engine.options import Options
 from autograder.sandbox import confinement
 from support import COURSE, write_notebook
@@ -109,7 +111,7 @@ def feedback(tmp_path_factory):
     instructor.autograde(COURSE.assignment(ASSIGNMENT), jobs=2, state=state, progress=False,
                          options=Options(sandbox="require"))
     instructor.nbgrader("generate_feedback", ASSIGNMENT, state=state)
-    scores = {learner: float(re.search(r"\(Score: ([0-9.]+) / ([0-9.]+)\)", (next(
+    scores = {learner: float(re.search(r"autograded ([0-9.]+) of ([0-9.]+)", (next(
         (state / "feedback" / learner / ASSIGNMENT).glob("*.html"))).read_text()).group(1))
         for learner in ("honest", "blank")}
     assert scores["honest"] > 0 and scores["blank"] == 0, scores  # graded, not failed to start
@@ -144,6 +146,17 @@ def test_the_feedback_page_needs_no_network_and_names_what_it_grades(feedback):
             assert f">{function}</a>" in index, (learner, function)
         assert "Test cell" not in index and "Written answer:" in index
         assert "Out[" not in page, f"{learner}: an output prompt is left on the page"
+    # the grade as the course states it everywhere: the autograded part, the written part pending
+    found = COURSE.assignment(ASSIGNMENT)
+    written = found.written_points
+    assert written > 0
+    maximum = grade.zero_sheet("-", found, "none").max_score
+    heading = {learner: html.unescape(re.search(r'<h1[^>]*id="top">(.*?)</h1>', p.read_text(),
+                                                re.S).group(1)) for learner, p in feedback.items()}
+    # nbgrader gives an unchanged written answer 0 itself: nothing is left for a person to grade
+    assert heading["blank"].endswith(": " + score_story(0, maximum, written, 0)), heading
+    assert heading["honest"].endswith(": " + score_story(maximum, maximum, written)), heading
+    assert "Score: pending (graded by hand)" in feedback["honest"].read_text()
 
 
 @pytest.mark.slow

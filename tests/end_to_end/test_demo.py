@@ -62,6 +62,26 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
                 assert (f"**{learner}**, {assignment}:" in section) == flagged
     for figure in ("grade-histogram.png", "pass-rates.png"):
         assert (output / "report" / figure).read_bytes()[:4] == b"\x89PNG"
+    # one score story: the CSV's grade, the feedback page's heading, Gradescope's summary, the
+    # report and the table say the same thing (the written answers are pending in the demo)
+    from autograder.engine.result import score_story
+    written = {a: COURSE.assignment(a).written_points for a in demo.assignments()}
+    maxima = {r["assignment"]: float(r["autograded_max_score"]) for r in rows}
+    for row in rows:
+        learner, assignment = row["student_id"], row["assignment"]
+        story = score_story(float(row["autograded_score"]), maxima[assignment],
+                            written[assignment])
+        assert row["grade"] == story and float(row["written_max_score"]) == written[assignment]
+        assert row["written_score"] == ""  # pending, not 0
+        [page] = (output / "course" / "feedback" / learner / assignment).glob("*.html")
+        assert f": {story}</h1>" in page.read_text(), (learner, assignment, story)
+    for learner in learners:
+        gradescope = json.loads((output / "gradescope" / f"{learner}.json").read_text())
+        total = sum(summary["grades"][learner].values())
+        assert score_story(total, sum(maxima.values()), sum(written.values())) in \
+            gradescope["output"]
+    assert "Median grade: autograded " in report
+    assert f"of {sum(maxima.values()):g}" in summary["table"]
 
 
 def test_report_labels_are_whole_test_names():

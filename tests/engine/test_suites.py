@@ -36,11 +36,40 @@ def test_reference_solution_gets_full_marks(assignment):
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "mutant"],
                          ids=lambda e: f"{e.assignment}:{e.key}")
-def test_mutant_loses_points_on_its_function(entry):
+def test_mutant_loses_points_on_its_function_and_nowhere_else(entry):
+    """The mutant's function loses points; every other graded function keeps all of its points
+    (the reference code, which may call the mutant: the mistake is charged once), and a test that
+    kept them only thanks to the course's function in place of the mutant says so."""
     result = grade.grade_local(entry.assignment, entry.namespace())
     exercise = result.exercises[entry.exercise]
     assert exercise["score"] < exercise["max_score"], (
         f"the suite gives full marks to a mutant that would {entry.description}")
+    charged_twice = [f"{t.name}: {t.feedback}" for t in result.tests
+                     if t.exercise != entry.exercise and not t.passed]
+    assert not charged_twice, (f"the mistake of {entry.key} is charged again, to functions that "
+                               f"are right:\n  " + "\n  ".join(charged_twice))
+    for test in result.tests:
+        if test.exercise != entry.exercise and test.feedback not in ("", suite.KERNEL_WORD):
+            named = test.feedback.split(", which fail", 1)[0]
+            assert f"`{entry.exercise}`" in named and "your `" in named, (test.name,
+                                                                          test.feedback)
+
+
+@pytest.mark.parametrize("assignment", ["02-scoring"])
+def test_a_function_right_but_for_its_callee_says_so_and_keeps_its_points(assignment):
+    """02's `align` calls `attend`: with a wrong `attend`, the reference `align` loses its points
+    without the second chance, and keeps them with it, saying why in every test it kept."""
+    found = COURSE.assignment(assignment)
+    [entry] = [e for e in catalogue.mutants(found, "attend")][:1]
+    without = grade.grade_local(found, entry.namespace(), retry=False)
+    assert without.exercises["align"]["score"] < without.exercises["align"]["max_score"]
+    result = grade.grade_local(found, entry.namespace())
+    assert result.exercises["align"]["score"] == result.exercises["align"]["max_score"]
+    assert result.exercises["attend"] == without.exercises["attend"]  # charged where it is
+    kept = [t for t in result.tests_of("align")
+            if not next(w for w in without.tests if w.name == t.name).passed]
+    assert kept and all(t.feedback.startswith("`align` is right: it lost these points only "
+                                              "because it uses your `attend`") for t in kept)
 
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "alternative"],
