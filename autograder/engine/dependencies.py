@@ -238,22 +238,57 @@ def local_rerun(assignment: Assignment, namespace: dict[str, Any], run: Callable
     return rerun
 
 
+def reference_source(assignment: Assignment, names: Iterable[str]) -> str:
+    """The least of the reference that defines ``names``: the reference cells' imports, and the
+    top-level definitions of those names and of what they use, in order. Nothing else of the
+    solution (no other graded function, no written answer) is in it: learner code in the kernel
+    it is sent to can read it."""
+    import ast
+    statements: list[ast.stmt] = []
+    for cell in reference.definition_cells(notebook.load(assignment.solution)):
+        statements += ast.parse(notebook.source(cell)).body
+    defines: dict[str, int] = {}
+    for index, statement in enumerate(statements):
+        for name in _defined(statement):
+            defines[name] = index
+    needed: set[int] = set()
+    todo = [n for n in names if n in defines]
+    while todo:
+        index = defines[todo.pop()]
+        if index in needed:
+            continue
+        needed.add(index)
+        todo += [node.id for node in ast.walk(statements[index])
+                 if isinstance(node, ast.Name) and node.id in defines]
+    kept = [s for i, s in enumerate(statements)
+            if i in needed or isinstance(s, (ast.Import, ast.ImportFrom))]
+    return ast.unparse(ast.Module(body=kept, type_ignores=[]))
+
+
+def _defined(statement: Any) -> list[str]:
+    import ast
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.name]
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return []
+
+
 def kernel_swap(assignment: Assignment, substitutes: list[str]) -> str:
     """Code that puts the reference of ``substitutes`` in place of the learner's functions in a
     kernel (keeping the learner's as ``__autograder_saved__``); :data:`KERNEL_RESTORE` undoes it.
-    The reference is executed in a namespace of its own, so its functions use one another."""
-    sources = [notebook.source(c) for c in reference.definition_cells(
-        notebook.load(assignment.solution))]
+    Only :func:`reference_source` of ``substitutes`` is sent, executed in a namespace of its own."""
     return (
-        "def __autograder_swap__(names, sources):\n"
+        "def __autograder_swap__(names, text):\n"
         "    user = get_ipython().user_ns\n"
         "    course = {'__name__': 'course_reference'}\n"
-        "    for text in sources:\n"
-        "        exec(compile(text, '<the course reference>', 'exec'), course)\n"
+        "    exec(compile(text, '<the course reference>', 'exec'), course)\n"
         "    saved = {name: user[name] for name in names if name in user}\n"
         "    user.update({name: course[name] for name in names})\n"
         "    return saved, list(names)\n"
-        f"__autograder_saved__ = __autograder_swap__({substitutes!r}, {sources!r})\n"
+        f"__autograder_saved__ = __autograder_swap__("
+        f"{substitutes!r}, {reference_source(assignment, substitutes)!r})\n"
         "del __autograder_swap__\n")
 
 
