@@ -19,7 +19,8 @@ def score_story(autograded: float, autograded_max: float, written_max: float,
     hand, or only "autograded 31 of 42" when the assignment asks for none."""
     text = f"autograded {autograded:g} of {autograded_max:g}"
     if written_max > 0:
-        text += (f"; written answers pending ({written_max:g} points)" if written is None
+        points = f"{written_max:g} point" + ("" if written_max == 1 else "s")
+        text += (f"; written answers pending ({points})" if written is None
                  else f"; written answers {written:g} of {written_max:g}")
     return text
 
