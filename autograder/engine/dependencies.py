@@ -208,9 +208,9 @@ def _merge(exercise: str, tests: list[TestResult], substitutes: list[str],
             merged.append(dataclasses.replace(
                 test, score=test.max_score, status="passed",
                 feedback=restored_feedback(exercise, substitutes, all_pass)))
-        elif other.kind not in UNUSABLE:
+        elif other.kind not in UNUSABLE:  # its own message, which names its first mistake
             merged.append(dataclasses.replace(
-                test, feedback=still_failing_feedback(other.feedback, substitutes)))
+                test, feedback=still_failing_feedback(test.feedback, substitutes)))
         else:
             merged.append(test)
     return merged, restored

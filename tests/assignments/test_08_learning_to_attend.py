@@ -11,7 +11,7 @@ runs is checked by tests/claims/08-learning-to-attend.py, at five seeds.
 import numpy as np
 import pytest
 
-from autograder.engine import catalogue, grade, reference
+from autograder.engine import catalogue, grade, reference, suite
 from autograder.engine.testing import central_differences as central
 from helpers import recall
 from support import COURSE
@@ -132,8 +132,17 @@ def attention_backward(d_output, cache):
     d_scores = softmax_backward(weights, d_output @ np.swapaxes(V, -1, -2)) / np.sqrt(Q.shape[-1])
     return d_scores @ K, np.swapaxes(d_scores, -1, -2) @ Q, np.swapaxes(weights, -1, -2) @ d_output
 ''')
-    result = grade.grade_local(COURSE.assignment(assignment), namespace)
-    assert "softmax_backward that would subtract the plain sum" in feedback(result, "attention_backward")
+    found = COURSE.assignment(assignment)
+    alone = grade.grade_local(found, dict(namespace), retry=False)
+    assert "softmax_backward that would subtract the plain sum" in feedback(alone, "attention_backward")
+    # graded, attention_backward is right but for the function it calls: it keeps its points and
+    # names the function to fix
+    result = grade.grade_local(found, namespace)
+    assert result.exercises["attention_backward"]["score"] == \
+        result.exercises["attention_backward"]["max_score"]
+    kept = [t.feedback for t in result.tests_of("attention_backward") if t.feedback]
+    assert kept and all("your `softmax_backward`, which fails its own tests" in f
+                        or f == suite.KERNEL_WORD for f in kept), kept
 
 
 def rel_error(a, b):
