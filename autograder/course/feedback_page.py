@@ -42,9 +42,10 @@ class GradesWithPending(GetGrades):
     which a page must not show as a grade)."""
 
     def _get_score(self, cell, resources):
-        super()._get_score(cell, resources)
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
                                           self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["score"] = grade.score       # as GetGrades does, with one query
+        cell.metadata.nbgrader["points"] = grade.max_score
         cell.metadata.nbgrader["pending"] = bool(grade.needs_manual_grade)
 
 
@@ -63,7 +64,7 @@ def score_story_of(nb):
             continue
         points = float(meta.get("points") or 0)
         score = meta.get("score")
-        if cell.get("cell_type") == "code" and not meta.get("task"):
+        if not notebook.is_written_answer(cell):
             autograded_max += points
             autograded += float(score or 0)
         else:

@@ -20,9 +20,12 @@ file any other way.
 from __future__ import annotations
 
 import dataclasses
+import json
 import tomllib
 from pathlib import Path
 from typing import Any
+
+from . import notebook
 
 LAYOUT_FILE = "pyproject.toml"
 LAYOUT_TABLE = "autograder"  # [tool.autograder]
@@ -138,14 +141,9 @@ class Assignment:
     def written_points(self) -> float:
         """Points of the answers graded by hand (nbgrader's markdown answer cells and tasks): the
         part of the grade that no autograder gives, always stated beside the autograded part."""
-        import json
         cells = json.loads(self.solution.read_text(encoding="utf-8"))["cells"]
-        total = 0.0
-        for cell in cells:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if meta.get("grade") and (meta.get("task") or cell.get("cell_type") == "markdown"):
-                total += float(meta.get("points", 0) or 0)
-        return round(total, 6)
+        return round(sum(float(cell["metadata"]["nbgrader"].get("points") or 0)
+                         for cell in cells if notebook.is_written_answer(cell)), 6)
 
     def __str__(self) -> str:
         return self.name

@@ -16,6 +16,7 @@ taken away by this step: a test keeps the better of its two outcomes.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 import types
@@ -144,18 +145,10 @@ def still_failing_feedback(feedback: str, substitutes: list[str]) -> str:
             f"this mistake is in this function.)")
 
 
-@dataclasses.dataclass
-class Retried:
-    """What the step did for one graded function (for tests and the bench)."""
-    exercise: str
-    substitutes: list[str]
-    restored: int   # tests that kept their points thanks to the reference in place
-
-
 def retry(assignment: Assignment, results: list[TestResult], rerun: Rerun,
-          cells: list[dict[str, Any]] | None = None) -> tuple[list[TestResult], list[Retried]]:
+          cells: list[dict[str, Any]] | None = None) -> list[TestResult]:
     """``results`` with each test of a function that failed because of another's mistake given
-    back its points (see the module's description); and what was retried."""
+    back its points (see the module's description)."""
     order: list[str] = []
     for test in results:
         if test.exercise not in order:
@@ -163,7 +156,7 @@ def retry(assignment: Assignment, results: list[TestResult], rerun: Rerun,
     by_exercise = {e: [t for t in results if t.exercise == e] for e in order}
     failing = {e for e, tests in by_exercise.items() if _failed(tests)}
     if len(failing) < 2:
-        return results, []
+        return results
     uses = reference_uses(assignment, order)
     if cells is not None:
         for exercise, named in learner_uses(cells, order).items():
@@ -179,32 +172,27 @@ def retry(assignment: Assignment, results: list[TestResult], rerun: Rerun,
         if substitutes and failed and not all(t.kind in UNUSABLE for t in failed):
             groups.setdefault(substitutes, []).append(exercise)
     replaced: dict[str, list[TestResult]] = {}
-    retried: list[Retried] = []
     for substitutes, exercises in groups.items():
         again = rerun(exercises, list(substitutes))
         if again is None:
             continue
         for exercise in exercises:
-            merged, restored = _merge(exercise, by_exercise[exercise], list(substitutes),
-                                      [t for t in again if t.exercise == exercise])
-            replaced[exercise] = merged
-            retried.append(Retried(exercise, list(substitutes), restored))
-    out = [t for e in order for t in replaced.get(e, by_exercise[e])]
-    return out, retried
+            replaced[exercise] = _merge(exercise, by_exercise[exercise], list(substitutes),
+                                        [t for t in again if t.exercise == exercise])
+    return [t for e in order for t in replaced.get(e, by_exercise[e])]
 
 
 def _merge(exercise: str, tests: list[TestResult], substitutes: list[str],
-           again: list[TestResult]) -> tuple[list[TestResult], int]:
+           again: list[TestResult]) -> list[TestResult]:
     """Each test keeps the better of its two outcomes, saying why when the second one counts."""
     second = {t.name: t for t in again}
     all_pass = all(t.passed for t in second.values()) and len(second) == len(tests)
-    merged, restored = [], 0
+    merged = []
     for test in tests:
         other = second.get(test.name)
         if test.passed or other is None:
             merged.append(test)
         elif other.passed:
-            restored += 1
             merged.append(dataclasses.replace(
                 test, score=test.max_score, status="passed",
                 feedback=restored_feedback(exercise, substitutes, all_pass)))
@@ -213,7 +201,7 @@ def _merge(exercise: str, tests: list[TestResult], substitutes: list[str],
                 test, feedback=still_failing_feedback(test.feedback, substitutes)))
         else:
             merged.append(test)
-    return merged, restored
+    return merged
 
 
 def local_rerun(assignment: Assignment, namespace: dict[str, Any], run: Callable[
@@ -243,7 +231,6 @@ def reference_source(assignment: Assignment, names: Iterable[str]) -> str:
     top-level definitions of those names and of what they use, in order. Nothing else of the
     solution (no other graded function, no written answer) is in it: learner code in the kernel
     it is sent to can read it."""
-    import ast
     statements: list[ast.stmt] = []
     for cell in reference.definition_cells(notebook.load(assignment.solution)):
         statements += ast.parse(notebook.source(cell)).body
@@ -265,8 +252,7 @@ def reference_source(assignment: Assignment, names: Iterable[str]) -> str:
     return ast.unparse(ast.Module(body=kept, type_ignores=[]))
 
 
-def _defined(statement: Any) -> list[str]:
-    import ast
+def _defined(statement: ast.stmt) -> list[str]:
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [statement.name]
     if isinstance(statement, (ast.Assign, ast.AnnAssign)):

@@ -130,7 +130,7 @@ class Execution:
                 self._revive()  # this call killed it: revive for the next test
 
     def rerun(self, assignment: Assignment) -> dependencies.Rerun:
-        """Run one graded function's tests again with the course's reference of other functions
+        """Run some graded functions' tests again with the course's reference of other functions
         in place of the learner's (:mod:`~autograder.engine.dependencies`), then put the
         learner's back; None when the kernel cannot do it within the budget."""
         def run(exercises: list[str], substitutes: list[str]) -> list[Any] | None:
@@ -246,8 +246,8 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
         suite_started = time.monotonic()
         results = suite.run(assignment, caller, max(0.0, deadline - time.monotonic()))
         if execution is not None and executed is not None:
-            results, _ = dependencies.retry(assignment, results, execution.rerun(assignment),
-                                            executed["cells"])
+            results = dependencies.retry(assignment, results, execution.rerun(assignment),
+                                         executed["cells"])
         _stage(options, "suite", suite_started)
         if execution is not None:
             errors += execution.errors
@@ -299,7 +299,7 @@ def grade_local(assignment: Assignment, namespace: dict[str, Any],
                          exercises=exercises)
     results = run(namespace)
     if retry:
-        results, _ = dependencies.retry(assignment, results, dependencies.local_rerun(
+        results = dependencies.retry(assignment, results, dependencies.local_rerun(
             assignment, namespace, run))
     return Result("<local>", assignment.name, results,
                   written_max_score=assignment.written_points)

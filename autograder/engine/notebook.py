@@ -238,6 +238,12 @@ def is_locked(cell: Cell) -> bool:
     return bool(meta.get("locked")) and not meta.get("solution")
 
 
+def is_written_answer(cell: Cell) -> bool:
+    """A part graded by hand: nbgrader's graded markdown answer cell, or a task."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(meta.get("task") or (meta.get("grade") and cell.get("cell_type") == "markdown"))
+
+
 def check_exercise(cell: Cell) -> str | None:
     """The graded function a visible check checks (a locked grade cell ``check_<function>``), or
     None for any other cell."""
