@@ -26,6 +26,7 @@ import dataclasses
 import json
 import os
 import queue
+import re
 import secrets
 import shutil
 import signal
@@ -44,8 +45,10 @@ from zmq.utils.monitor import recv_monitor_message
 from . import agent, relay, wire
 from ..sandbox import confinement, launcher, lifetime
 
-MAX_OUTPUT_CHARS = 20_000       # of one cell's outputs; the rest is dropped with a note
-MAX_NOTEBOOK_OUTPUT_CHARS = 2_000_000  # of all cells' outputs together
+MAX_OUTPUT_CHARS = 20_000       # of one cell's outputs but figures; the rest is dropped with a note
+MAX_FIGURE_CHARS = 1_000_000    # of one figure (an image output: see is_figure)
+MAX_CELL_FIGURE_CHARS = 3_000_000  # of one cell's figures together
+MAX_NOTEBOOK_OUTPUT_CHARS = 8_000_000  # of all cells' outputs together, figures included
 MAX_MESSAGE_BYTES = relay.MAX_MESSAGE_BYTES
 RECEIVE_QUEUE = 2  # messages each of the grader's sockets holds before the kernel must wait
 IDLE_GRACE = 1.0  # seconds to wait for iopub's idle message after the shell's execute_reply
@@ -53,6 +56,26 @@ DRAIN_SECONDS = 0.5  # the most spent dropping what an earlier request left unre
 
 Output = dict[str, Any]
 Message = dict[str, Any]
+
+# A figure as the course's notebooks show one (helpers.plots: an HTML image with its text
+# alternative), or as matplotlib's inline backend does (a PNG with its text form)
+FIGURE_HTML = re.compile(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]+" alt="[^"<>]*">\Z')
+BASE64 = re.compile(r"[A-Za-z0-9+/=\n]+\Z")
+
+
+def is_figure(output: Output) -> bool:
+    """An image output: a display of a PNG (as base64) or of the one HTML image tag that shows
+    a PNG with its text alternative, with at most a text form besides. Only these may use the
+    figure allowance, which is larger than the one for text."""
+    data = output.get("data")
+    if output.get("output_type") not in ("display_data", "execute_result") or \
+            not isinstance(data, dict) or not set(data) & {"image/png", "text/html"} or \
+            not set(data) <= {"image/png", "text/html", "text/plain"}:
+        return False
+    if not all(isinstance(value, str) for value in data.values()):
+        return False
+    return (("image/png" not in data or bool(BASE64.match(data["image/png"]))) and
+            ("text/html" not in data or bool(FIGURE_HTML.match(data["text/html"]))))
 
 
 @dataclasses.dataclass
@@ -428,13 +451,21 @@ class KernelSession:
     def execute(self, code: str, timeout: float) -> CellResult:
         """Run a cell; collect its outputs within the caps; never raise for what the code does."""
         outputs: list[Output] = []
-        used, noted = [0], [False]
+        used, figures, noted, left_out = [0], [0], [False], [0]
 
         def keep(output: Output) -> None:
             size = len(json.dumps(output))
             self.output_budget -= size
             if wire.MIME in output.get("data", {}):
                 return  # a reply outside any call: counted, never kept
+            if is_figure(output):
+                figures[0] += size
+                if size <= MAX_FIGURE_CHARS and figures[0] <= MAX_CELL_FIGURE_CHARS and \
+                        self.output_budget >= 0:
+                    outputs.append(output)
+                else:
+                    left_out[0] += 1
+                return
             used[0] += size
             if used[0] <= MAX_OUTPUT_CHARS and self.output_budget >= 0:
                 outputs.append(output)
@@ -444,6 +475,10 @@ class KernelSession:
                     "name": "stdout", "text": "\n[output truncated by the grader]\n"}))
 
         error, timed_out, died = self._run(code, timeout, keep)
+        if left_out[0]:
+            outputs.append(_output_from("stream", {"name": "stdout", "text": (
+                f"\n[{left_out[0]} figure(s) left out by the grader: a figure may take up to "
+                f"{MAX_FIGURE_CHARS:,} characters, a cell's figures {MAX_CELL_FIGURE_CHARS:,}]\n")}))
         if timed_out:
             return CellResult(outputs, f"timed out after {timeout:g} s", timed_out=True, died=died)
         if died:

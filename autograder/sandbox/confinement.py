@@ -160,7 +160,7 @@ def kernel_environment(home: str, extra: dict[str, str] | None = None) -> dict[s
         "HOME": home, "TMPDIR": home, "USER": "learner", "LOGNAME": "learner",
         "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
         "IPYTHONDIR": f"{home}/.ipython", "MPLCONFIGDIR": f"{home}/.matplotlib",
-        "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         # In its own pid namespace the kernel's parent is pid 1: ipykernel skips its parent-poller

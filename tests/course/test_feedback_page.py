@@ -182,11 +182,21 @@ def test_the_feedback_page_renders_its_formulas_in_a_browser_with_no_network(fee
             fraction = page.evaluate("""() => { const f = document.querySelector('mfrac');
                 if (!f) return null; const [a, b] = f.children;
                 return b.getBoundingClientRect().top - a.getBoundingClientRect().top; }""")
+            figures = page.evaluate("""() => [...document.querySelectorAll('img')].map(i =>
+                [i.getAttribute('src').slice(0, 22), i.complete && i.naturalWidth > 0, i.alt])""")
         finally:
             browser.close()
     assert asked == [], f"the page asked the network for {asked}"
     assert len(sizes) > 20 and all(w > 0 and h > 0 for w, h in sizes)
     assert fraction is not None and fraction > 0  # a fraction's denominator sits below it
+    # the learner's own figures, drawn in the sandbox: each shown, with its text alternative
+    autograded = json.loads(next(feedback["honest"].parents[3].glob(
+        f"autograded/honest/{ASSIGNMENT}/*.ipynb")).read_text())
+    drawn = [o for c in autograded["cells"] for o in c.get("outputs", [])
+             if "data:image/png" in "".join(o.get("data", {}).get("text/html", ""))]
+    assert len(drawn) >= 3 and len(figures) == len(drawn), (len(drawn), figures)
+    assert all(src == "data:image/png;base64," and shown and alt for src, shown, alt in figures), \
+        figures
 
 
 @pytest.mark.slow

@@ -301,6 +301,11 @@ FLOODS = {
         "import threading\nfrom IPython.display import display\ndef flood():\n"
         "    while True:\n        display({'text/plain': 'z' * (1 << 20)}, raw=True)\n"
         "threading.Thread(target=flood, daemon=True).start()\n"),
+    # figures without end, each just under a figure's allowance: a cell keeps its own allowance
+    "figures without end": (
+        "from IPython.display import display\nfor _ in range(400):\n"
+        f"    display({{'image/png': 'iVBORw0KGgo' + 'A' * {kernel.MAX_FIGURE_CHARS - 200}}}, "
+        "raw=True)\n"),
     # slow enough never to reach the total: only the loops' deadlines stop it
     "a slow publisher that never stops": (
         "import threading, time\ndef flood():\n    while True:\n        print('w' * 1000)\n"
@@ -346,9 +351,66 @@ def test_a_flooding_kernel_leaves_the_grader_within_its_bounds(attack, tmp_path)
                           with_extra_cell(FLOODS[attack]))
     result = within_bounds(attack, path, budget=40)
     assert len(result["tests"]) > 0 and result["max_score"] == FULL
-    if attack in ("an honest notebook", "sixty 40 MiB messages",
+    if attack in ("an honest notebook", "sixty 40 MiB messages", "figures without end",
                   "sixty messages just under the cap", "messages of 600 frames of 1 MiB"):
         assert result["score"] == FULL, result  # the flood ends; grading goes on
+
+
+FIGURE_CELL = """
+import matplotlib.pyplot as plt
+from IPython.display import display
+figure, ax = plt.subplots()
+ax.plot([0, 1, 2], [1, 0, 1], marker="o")
+ax.set_title("a learner's curve")
+plt.show()
+print("after the figure")
+"""
+
+
+def test_a_figure_is_drawn_in_the_sandbox_and_kept_apart_from_the_text_allowance():
+    """The kernel draws with matplotlib's inline backend, as JupyterLab does: a figure arrives as
+    an image and is kept, even in a cell whose text was cut at its own allowance; figures over
+    their allowance are left out and counted in a note, and nothing passes for a figure that
+    carries anything but an image and its text."""
+    with KernelSession(mode=confinement.BUBBLEWRAP) as session:
+        drawn = session.execute(FIGURE_CELL, 60)
+        assert not drawn.error, drawn.error
+        images = [o for o in drawn.outputs if kernel.is_figure(o)]
+        assert len(images) == 1 and "image/png" in images[0]["data"], drawn.outputs
+        assert any("after the figure" in o.get("text", "") for o in drawn.outputs)
+        flooded = session.execute(
+            "print('t' * 50_000)\n" + FIGURE_CELL + "from IPython.display import display\n"
+            "for _ in range(8):\n"
+            f"    display({{'image/png': 'iVBORw0KGgo' + 'A' * {kernel.MAX_FIGURE_CHARS // 2}}}, "
+            "raw=True)\n"
+            f"display({{'image/png': 'A' * {kernel.MAX_FIGURE_CHARS + 10}}}, raw=True)\n"
+            "display({'text/html': '<img src=\"data:image/png;base64,AAAA\" alt=\"x\">"
+            "<script>1</script>', 'text/plain': 'x'}, raw=True)\n", 60)
+        kept = [o for o in flooded.outputs if kernel.is_figure(o)]
+        texts = "".join(o.get("text", "") for o in flooded.outputs)
+        assert "[output truncated by the grader]" in texts   # the text's own allowance
+        assert "image/png" in kept[0]["data"]                # the learner's figure is still there
+        assert sum(len(json.dumps(o)) for o in kept) <= kernel.MAX_CELL_FIGURE_CHARS
+        # the drawn figure and five of the eight half-allowance ones fill the cell's allowance;
+        # the other three, and the one over a figure's own allowance, are left out
+        assert len(kept) == 6, [len(json.dumps(o)) for o in kept]
+        assert "[4 figure(s) left out by the grader" in texts
+        assert not any("<script>" in json.dumps(o) for o in flooded.outputs)
+
+
+def test_only_an_image_and_its_text_pass_for_a_figure():
+    png = "iVBORw0KGgoAAAA"
+    good = [{"image/png": png, "text/plain": "a curve"},
+            {"text/html": f'<img src="data:image/png;base64,{png}" alt="A curve &amp; dots.">',
+             "text/plain": "A curve"}]
+    bad = [{"text/plain": "x" * 100}, {"image/png": png, "text/markdown": "# x"},
+           {"image/png": png + "<"}, {"image/svg+xml": "<svg/>"},
+           {"text/html": f'<img src="data:image/png;base64,{png}" alt="x"><b>more</b>'},
+           {"text/html": f'<img src="data:image/png;base64,{png}" alt="x" onerror="y">'},
+           {"image/png": ["not", "a", "string"]}]
+    assert all(kernel.is_figure({"output_type": "display_data", "data": d}) for d in good)
+    assert not any(kernel.is_figure({"output_type": "display_data", "data": d}) for d in bad)
+    assert not kernel.is_figure({"output_type": "stream", "data": good[0]})
 
 
 def test_a_kernel_that_sends_more_than_the_total_is_no_longer_heard(tmp_path):
