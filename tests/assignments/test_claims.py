@@ -7,26 +7,23 @@ docs/authoring.md, "Claims"):
 - every number the prose presents as a result (a percentage, a decimal, a factor, a duration, a
   size in bytes, "about N") is covered by a claim's quote or by a published number with its source;
 - the solution notebook, run top to bottom in a fresh kernel, computes each claim's value within its
-  bounds at ``SEED = 0``, and the directions (``every_seed=True``) at seeds 1 to 4 as well: the test
+  bounds at ``SEED = 0`` (in the run the figures' test reads too: tests/seed_zero.py), and the
+  directions (``every_seed=True``) at seeds 1 to 4 as well: the test
   replaces the notebook's one ``SEED = 0`` line, from which every generator of its experiments
   derives.
 """
-import json
 import math
 import re
 
 import pytest
 
 import claims
+import seed_zero
 from support import (ASSIGNMENTS, COURSE, cell_source as source, execute,
                      solution_cells as notebook_cells)
 
 WITH_CLAIMS = [a for a in ASSIGNMENTS if claims.load(a) is not None]
 SEED_LINE = re.compile(r"^SEED = 0[ \t]*$", re.M)
-MARKER = "CLAIM-VALUES "
-# Extra kernel settings: one BLAS thread (as `make bench` measures), figures drawn off-screen.
-KERNEL_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-              "MPLBACKEND": "agg"}
 
 
 def normal(text):
@@ -46,7 +43,9 @@ def runs():
                 found.add((seed, claim.setting))
         for seed, setting in sorted(found):
             name = f"{assignment}-seed{seed}" + (f"-{setting.split(' = ')[0]}" if setting else "")
-            yield pytest.param(assignment, seed, setting, id=name)
+            shared = seed == 0 and not setting   # the run the figures' test reads too
+            yield pytest.param(assignment, seed, setting, id=name,
+                               marks=seed_zero.group(assignment) if shared else ())
 
 
 # ---------------------------------------------------------------- the prose
@@ -176,17 +175,6 @@ def test_experiments_derive_every_generator_from_one_seed(assignment):
 
 # ---------------------------------------------------------------- the numbers
 
-READOUT = '''
-import json as _json
-def _claim_value(_expression):
-    try:
-        return float(eval(_expression))
-    except Exception as _error:
-        return f"{{type(_error).__name__}}: {{_error}}"
-print({marker!r} + _json.dumps({{_e: _claim_value(_e) for _e in {expressions!r}}}))
-'''
-
-
 def replace_line(notebook, line, new, what):
     """Replace the one line of the notebook's code cells that matches ``line`` (a pattern)."""
     found = [c for c in notebook.cells if c.cell_type == "code" and line.search(c.source)]
@@ -194,7 +182,7 @@ def replace_line(notebook, line, new, what):
     found[0].source = line.sub(new, found[0].source)
 
 
-def executed_values(assignment, seed, setting, expressions, monkeypatch):
+def executed_values(assignment, seed, setting, expressions):
     """Run the solution notebook with ``SEED = seed`` (and the ``setting`` line, if any) in a fresh
     kernel; the value of each expression in its namespace at the end (a float, or the error it
     raised, as text)."""
@@ -206,22 +194,21 @@ def executed_values(assignment, seed, setting, expressions, monkeypatch):
     if setting:
         name = claims.SETTING.fullmatch(setting).group(1)
         replace_line(notebook, re.compile(rf"^{name} = .*$", re.M), setting, f"`{name} = ...`")
-    notebook.cells.append(nbformat.v4.new_code_cell(
-        READOUT.format(marker=MARKER, expressions=sorted(set(expressions)))))
-    for name, value in KERNEL_ENV.items():
-        monkeypatch.setenv(name, value)
-    execute(notebook, path.parent)
-    printed = "".join(o.get("text", "") for o in notebook.cells[-1].outputs if o.output_type == "stream")
-    line = next(line for line in printed.splitlines() if line.startswith(MARKER))
-    return json.loads(line[len(MARKER):])
+    notebook.cells.append(nbformat.v4.new_code_cell(seed_zero.readout(expressions)))
+    with seed_zero.environment({**seed_zero.ONE_THREAD, "MPLBACKEND": "agg"}):
+        execute(notebook, path.parent)
+    return seed_zero.read_values(notebook.cells[-1])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment, seed, setting", list(runs()))
-def test_claims_hold(assignment, seed, setting, monkeypatch):
+def test_claims_hold(assignment, seed, setting):
     entries = [c for c in claims.load(assignment).CLAIMS
                if (seed == 0 or c.every_seed) and c.setting == setting]
-    values = executed_values(assignment, seed, setting, [c.value for c in entries], monkeypatch)
+    if seed == 0 and not setting:
+        values = seed_zero.run(assignment).values
+    else:
+        values = executed_values(assignment, seed, setting, [c.value for c in entries])
     wrong = []
     for claim in entries:
         value = values[claim.value]

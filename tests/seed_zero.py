@@ -1,0 +1,136 @@
+"""One run of each solution notebook at ``SEED = 0``, shared by the tests that read it.
+
+The run is the one JupyterLab makes (a fresh python3 kernel, matplotlib's inline backend), with
+one BLAS thread as ``make bench`` measures, and with three cells added: a probe first, which
+records each figure's titles and any series that look alike apart from colour
+(tests/assignments/test_figures.py reads it); its report; and, last, the value of every claim
+checked at ``SEED = 0`` (tests/assignments/test_claims.py). Each notebook is run once per test
+process: the tests that read it share an xdist group (:func:`group`), so they share the process.
+"""
+import contextlib
+import dataclasses
+import functools
+import json
+import os
+
+import nbformat
+import pytest
+
+import claims
+from support import COURSE, execute
+
+FIGURE_MARKER = "FIGURE-PROBE "
+PROBE = r'''
+import sys as _sys
+
+
+def _looks_alike(figure):
+    """Labels of the series of one panel that share a look apart from colour."""
+    from matplotlib.container import BarContainer
+    from matplotlib.patches import Polygon
+    alike = []
+    for ax in figure.axes:
+        looks = {}
+        for line in ax.get_lines():
+            if line.get_visible() and not line.get_label().startswith("_"):
+                marker = line.get_marker()
+                marker = None if marker in (None, "", " ", "None", "none") else str(marker)
+                looks.setdefault(("line", str(line._unscaled_dash_pattern), marker), []).append(
+                    line.get_label())
+        for container in ax.containers:
+            if isinstance(container, BarContainer) and container.patches:
+                label = next((x for x in (container.get_label(), container.patches[0].get_label())
+                              if x and not x.startswith("_")), None)
+                if label:
+                    looks.setdefault(("bars", container.patches[0].get_hatch() or ""), []).append(label)
+        for patch in ax.patches:
+            if isinstance(patch, Polygon) and not patch.get_label().startswith("_"):
+                looks.setdefault(("outline", str(patch._unscaled_dash_pattern), patch.get_hatch()),
+                                 []).append(patch.get_label())
+        alike += [labels for labels in looks.values() if len(labels) > 1]
+    return alike
+
+
+def _probe_figures():
+    pyplot = _sys.modules.get("matplotlib.pyplot")
+    for number in pyplot.get_fignums() if pyplot is not None else []:
+        figure = pyplot.figure(number)
+        titles = [figure.get_suptitle()] + [ax.get_title() for ax in figure.axes]
+        _figure_probe.append({"titles": [t for t in titles if t], "alike": _looks_alike(figure)})
+
+
+_figure_probe = []
+get_ipython().events.register("post_execute", _probe_figures)
+'''
+REPORT = f"print({FIGURE_MARKER!r} + __import__('json').dumps(_figure_probe))"
+CLAIM_MARKER = "CLAIM-VALUES "
+READOUT = '''
+import json as _json
+def _claim_value(_expression):
+    try:
+        return float(eval(_expression))
+    except Exception as _error:
+        return f"{{type(_error).__name__}}: {{_error}}"
+print({marker!r} + _json.dumps({{_e: _claim_value(_e) for _e in {expressions!r}}}))
+'''
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def readout(expressions):
+    """A cell that prints the value of each expression (a float, or the error it raised)."""
+    return READOUT.format(marker=CLAIM_MARKER, expressions=sorted(set(expressions)))
+
+
+def read_values(cell):
+    """What a :func:`readout` cell printed: {expression: value}."""
+    printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    line = next(line for line in printed.splitlines() if line.startswith(CLAIM_MARKER))
+    return json.loads(line[len(CLAIM_MARKER):])
+
+
+@contextlib.contextmanager
+def environment(set_to, removed=()):
+    """This process's environment (which the kernel inherits) changed for a while."""
+    before = dict(os.environ)
+    os.environ.update(set_to)
+    for name in removed:
+        os.environ.pop(name, None)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+@dataclasses.dataclass
+class Run:
+    notebook: object    # the executed solution notebook, without the added cells
+    probe: list         # per figure drawn: {"titles", "alike"}
+    values: dict        # claim value expression -> its value (or the error, as text)
+
+
+def group(assignment):
+    """The xdist group of the tests that read ``assignment``'s run."""
+    return pytest.mark.xdist_group(f"seed-zero-{assignment}")
+
+
+def seed_zero_claims(assignment):
+    module = claims.load(assignment)
+    return [c for c in module.CLAIMS if not c.setting] if module else []
+
+
+@functools.cache
+def run(assignment):
+    """The solution notebook of ``assignment`` run once at ``SEED = 0`` (see the module)."""
+    path = COURSE.assignment(assignment).solution
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(PROBE))
+    notebook.cells += [nbformat.v4.new_code_cell(REPORT), nbformat.v4.new_code_cell(
+        readout([c.value for c in seed_zero_claims(assignment)]))]
+    with environment(ONE_THREAD, removed=("MPLBACKEND",)):    # the inline backend, as in JupyterLab
+        execute(notebook, path.parent)
+    printed = "".join(o.get("text", "") for o in notebook.cells[-2].outputs)
+    probe = json.loads(printed.split(FIGURE_MARKER, 1)[1])
+    values = read_values(notebook.cells[-1])
+    notebook.cells = notebook.cells[1:-2]
+    return Run(notebook, probe, values)
