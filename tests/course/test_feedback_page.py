@@ -184,6 +184,7 @@ def test_the_feedback_page_renders_its_formulas_in_a_browser_with_no_network(fee
                 return b.getBoundingClientRect().top - a.getBoundingClientRect().top; }""")
             figures = page.evaluate("""() => [...document.querySelectorAll('img')].map(i =>
                 [i.getAttribute('src').slice(0, 22), i.complete && i.naturalWidth > 0, i.alt])""")
+            heading = page.inner_text("h1#top")
         finally:
             browser.close()
     assert asked == [], f"the page asked the network for {asked}"
@@ -197,6 +198,11 @@ def test_the_feedback_page_renders_its_formulas_in_a_browser_with_no_network(fee
     assert len(drawn) >= 3 and len(figures) == len(drawn), (len(drawn), figures)
     assert all(src == "data:image/png;base64," and shown and alt for src, shown, alt in figures), \
         figures
+    # and one score, as the course states it everywhere
+    found = COURSE.assignment(ASSIGNMENT)
+    maximum = grade.zero_sheet("-", found, "none").max_score
+    assert " ".join(heading.split()).endswith(score_story(maximum, maximum, found.written_points)), \
+        heading
 
 
 @pytest.mark.slow
