@@ -73,11 +73,12 @@ def assignments(course=None):
     return [a for a in ASSIGNMENTS if a in known]
 
 
-def sample_class(size=CLASS_SIZE, course=None):
-    """learner id -> {assignment name: Plan}; deterministic."""
+def sample_class(size=CLASS_SIZE, course=None, names=None):
+    """learner id -> {assignment name: Plan}, for the demo's assignments or ``names``;
+    deterministic."""
     course = course or folders.current_course()
     learners = {}
-    for name in assignments(course):
+    for name in assignments(course) if names is None else names:
         assignment = course.assignment(name)
         mutants = catalogue.mutants(assignment)
         alternatives = catalogue.alternatives(assignment)

@@ -61,9 +61,12 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
             {"size": 160, "jobs": 1, "per_minute": 20.0, "worker_mib": 256.0},
             {"size": 160, "jobs": 2, "per_minute": 35.0, "worker_mib": 250.0}]
     line = bench.server_projection(rows, recording=0.12)
-    # 160 with --jobs 1: 3 s per submission; 1000 of them over 32 cores = 93.75 s = 1.6 min
+    # 160 with --jobs 1: 3 s per submission; 1000 of them over 32 cores = 93.75 s = 1.6 min; the
+    # one writer records 1000 x 0.12 s = 2 min beside it, so the class takes 2 min
     assert "3.00 s per submission per core" in line and "1.6 min of grading" in line
-    assert "2 min of recording" in line and "8 GiB" in line and "256 MiB each" in line
+    assert "needs 2.0 min" in line and "takes 2.0 min" in line
+    assert "8 GiB" in line and "256 MiB each" in line
+    assert bench.server_minutes(rows, 0.05)["total"] == pytest.approx(93.75 / 60)
     assert bench.server_projection([r for r in rows if r["jobs"] == 2], 0.1) == ""
 
     table = bench.markdown_table(["name", "value"], [["a", "1.0"], ["longer name", "22.5"]])
@@ -77,7 +80,14 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
          "beside": 6.0,
          "duplicates": 12.5, "duplicates_distinct": 4, "recording_fixed": 1.0, "passes": 2, "ours_distinct": 10,
          "submissions": [{"start": 1.0, "execute": 2.0, "suite": 1.0, "close": 0.0,
-                          "other": 0.0, "total": 4.0}] * 10}
+                          "other": 0.0, "total": 4.0}] * 10,
+         "each": {"00-getting-started": {"count": 5, "stock": 30.0, "full": 5.0},
+                  "02-scoring": {"count": 5, "stock": 70.0, "full": 20.0}}, "cost": 2.0}
+    assert bench.cost_beyond_cells(c["submissions"]) == 2.0
+    per = cells(bench.assignment_table(c))
+    assert per["00-getting-started"] == ["5", "30.0", "5.0", "6.00x", "PASS"]
+    assert per["02-scoring"] == ["5", "70.0", "20.0", "3.50x", "PASS"]
+    assert per["the class in all"] == ["10", "100.0", "25.0", "4.00x", "PASS"]
     comparison = bench.comparison_table(c)
     assert cells(comparison)["stock nbgrader autograde (distinct submissions)"] == [
         "100.0", "6.0", "1.00x"]
@@ -101,9 +111,25 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
     cap = [{"size": 10, "jobs": 1, "seconds": 60.0, "per_minute": 10.0, "worker_mib": 150.0,
             "tree_mib": 150.0, "same_scores": True}]
     assert cells(bench.capacity_table(cap))["10"] == ["1", "60.0", "10.0", "150", "150", "yes"]
-    goals = bench.goal_table(c, lat, cap)
-    assert "4.00x" in goals and goals.count("MISS") == 2 and goals.count("PASS") == 2
-    assert "150 MiB" in goals
+    goals = cells(bench.goal_table(c, lat, cap))
+    verdicts = {goal: row[-1] for goal, row in goals.items()}
+    assert verdicts.pop("instructor path (grade + recording) vs stock, 00-getting-started") == "PASS"
+    assert verdicts.pop("instructor path (grade + recording) vs stock, 02-scoring") == "PASS"
+    assert verdicts.pop("instructor path (grade + recording) vs stock, the class in all") == "PASS"
+    # 4 s in all, of which 2 s of the notebook's own cells: 2 s beyond them, more than 1 s
+    assert verdicts.pop("median grading cost per submission beyond the notebook's own cells") \
+        == "MISS"
+    assert verdicts.pop("recording cost per submission (replayed alone, wall)") == "MISS"
+    # 6 s per submission on one core: 3.1 min over 32 cores; 0.5 s of recording each: 8.3 min
+    assert goals["1000 learners on a 32-core server, recording included"][0] == "8.3 min"
+    assert verdicts.pop("1000 learners on a 32-core server, recording included") == "MISS"
+    assert verdicts.pop("latency 00-getting-started (command) = notebook 2.00 s + X") == "MISS"
+    assert verdicts.pop("latency 00-getting-started (in-process) = notebook 2.00 s + X") == "PASS"
+    assert goals.pop("peak memory per worker (grader + its kernel, RSS)")[0] == "150 MiB"
+    assert verdicts == {"peak memory per worker (grader + its kernel, RSS)": "-"}
+    assert "none in this class" in bench.duplicates_line({**c, "duplicates": None})
+    assert bench.notebook_budget("11-transformer-block") == 30 and \
+        bench.notebook_budget("02-scoring") == 15
 
 
 def test_every_bench_submission_is_distinct():
@@ -140,10 +166,13 @@ def test_distinct_submissions_grade_to_the_expected_scores(tmp_path):
     assert results[0].score == results[0].max_score > results[1].score
 
 
-def test_the_instructor_path_measures_its_recording(tmp_path):
+def test_the_instructor_path_measures_its_recording(tmp_path, monkeypatch):
     """The bench's hooks into the course still see the recording: its CPU time, its start and
-    what it added after the last grade."""
+    what it added after the last grade; and each assignment's time."""
+    monkeypatch.setattr(bench, "_selected", list(bench.LIGHT_ASSIGNMENTS))
     run = bench.instructor_path(tmp_path, 1, 2)
+    assert set(run["each"]) == set(bench.LIGHT_ASSIGNMENTS)
+    assert sum(run["each"].values()) == pytest.approx(run["seconds"])
     assert run["count"] == 2 and len(run["submissions"]) == 2
     assert 0 < run["beside"] < run["seconds"]
     assert 0 <= run["waited"] < run["seconds"]
