@@ -200,7 +200,8 @@ def run(root: str | Path) -> int:
             private.chmod(0o700)  # learner code runs as another user: none of this is theirs
         if (root / "run_autograder").exists():
             (root / "run_autograder").chmod(0o700)
-        options = Options(sandbox="auto")
+        # Gradescope shows the results alone: no figure is drawn (its notebook is not kept)
+        options = Options(sandbox="auto", figures="off")
         if options.confinement() == confinement.LIMITS and os.geteuid() == 0:
             write_json(results, failure_json(
                 "The autograder could not run your code as an unprivileged user here, so it did "

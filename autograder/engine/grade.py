@@ -51,7 +51,8 @@ class Execution:
         self.session = KernelSession(mode=options.confinement(), limits=options.limits,
                                      private=assignment.course.private_folders(),
                                      visible=assignment.course.learner_packages,
-                                     received_bytes=options.received_bytes)
+                                     received_bytes=options.received_bytes,
+                                     figures=options.figures == "draw")
         self.good_cells: list[str] = []   # sources that ran cleanly, replayed after a crash
         self.errors: list[str] = []
         self.gave_up = ""

@@ -164,14 +164,15 @@ class KernelSession:
 
     ``private`` are the course's folders to cover should they ever be visible, ``visible`` the
     packages its notebooks import; ``seed_home=False`` starts the kernel with an empty home (no
-    matplotlib font list: ``make bench`` measures what the list saves)."""
+    matplotlib font list: ``make bench`` measures what the list saves); ``figures=False`` starts
+    it drawing no figures (Agg instead of the inline backend)."""
 
     def __init__(self, mode: str = confinement.LIMITS, limits: confinement.Limits | None = None,
                  private: tuple[str, ...] = (), visible: tuple[str, ...] = (),
                  startup_timeout: float = 60, received_bytes: int = relay.MAX_TOTAL_BYTES,
-                 seed_home: bool = True) -> None:
+                 seed_home: bool = True, figures: bool = True) -> None:
         self.limits = limits or confinement.Limits()
-        self.confinement = confinement.confinement(mode, self.limits, private, visible)
+        self.confinement = confinement.confinement(mode, self.limits, private, visible, figures)
         self.startup_timeout = startup_timeout
         self.seed_home = seed_home
         self.process: subprocess.Popen[bytes] | None = None

@@ -48,6 +48,11 @@ class Options:
                                 "good cell) before grading gives up on it")
     received_bytes: int = setting(relay.MAX_TOTAL_BYTES, "bytes all of a notebook's kernels may "
                                   "send the grader, in all")
+    figures: str = setting("draw", "draw or off: whether the learner's kernel draws their figures "
+                           "(matplotlib's inline backend, as in JupyterLab), which feedback "
+                           "pages show; off draws none, for results that show no figures "
+                           "(Gradescope's, the command line's JSON and CSV): faster for "
+                           "notebooks with many figures", choices=("draw", "off"))
     limits: confinement.Limits = setting(factory=confinement.Limits)
     timings: str = setting("", "a file to append each grading stage's seconds to, one JSON line "
                            "per stage (make bench reads it); never part of a result",

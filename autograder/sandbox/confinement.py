@@ -154,13 +154,21 @@ def kernel_uid() -> int:
     return UID_BASE + os.getpid()
 
 
-def kernel_environment(home: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The whole environment learner code sees: nothing of the grader's."""
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # figures drawn, as in JupyterLab
+NO_DRAWING = "Agg"   # figures made but never drawn nor shown
+
+
+def kernel_environment(home: str, extra: dict[str, str] | None = None,
+                       figures: bool = True) -> dict[str, str]:
+    """The whole environment learner code sees: nothing of the grader's. With ``figures``, the
+    kernel draws the learner's figures with matplotlib's inline backend, as JupyterLab does
+    (feedback pages show them); without, it draws none (Agg)."""
     env = {
         "HOME": home, "TMPDIR": home, "USER": "learner", "LOGNAME": "learner",
         "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
         "IPYTHONDIR": f"{home}/.ipython", "MPLCONFIGDIR": f"{home}/.matplotlib",
-        "MPLBACKEND": "module://matplotlib_inline.backend_inline", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+        "MPLBACKEND": INLINE_BACKEND if figures else NO_DRAWING, "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         # In its own pid namespace the kernel's parent is pid 1: ipykernel skips its parent-poller
@@ -303,13 +311,14 @@ def system_mounts() -> Mounts:
 def bubblewrap_args(connection_file: str | Path, limits: Limits, passwd_file: str | Path,
                     uid: int | None = None, private: Sequence[str] = (),
                     seeds: Sequence[tuple[str, str]] = (),
-                    visible: Sequence[str] = ()) -> list[str]:
+                    visible: Sequence[str] = (), figures: bool = True) -> list[str]:
     """The bwrap command line (up to and including ``--``) for one kernel.
 
     ``private`` names more folders (the course, its state) to cover should any of them lie
     inside an allowed folder; ``seeds`` are ``(file on the host, path under the home)`` pairs
     mounted read-only into the kernel's home (the engine's ``home_seeds``); ``visible`` names the
-    packages learners' notebooks import, shown wherever they are installed."""
+    packages learners' notebooks import, shown wherever they are installed; ``figures``: see
+    :func:`kernel_environment`."""
     tool = bubblewrap()
     if tool is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
@@ -350,7 +359,7 @@ def bubblewrap_args(connection_file: str | Path, limits: Limits, passwd_file: st
              "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
              "--unshare-cgroup-try", "--hostname", "learner",
              "--die-with-parent", "--new-session", "--clearenv"]
-    for key, value in kernel_environment(home).items():
+    for key, value in kernel_environment(home, figures=figures).items():
         args += ["--setenv", key, value]
     if uid is not None:  # root: keep only what setpriv needs to become the kernel's own user
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
@@ -410,16 +419,17 @@ class Confinement:
 
     ``private`` names the course's own folders, covered should they ever lie inside an allowed
     one; ``visible`` the packages learners' notebooks import (shown where bubblewrap mounts an
-    allowlist)."""
+    allowlist); ``figures``, whether the kernel draws figures (:func:`kernel_environment`)."""
 
     mode: ClassVar[str]
     runtime_permissions: ClassVar[int] = 0o700  # of the kernel's runtime folder on the host
 
     def __init__(self, limits: Limits, private: Sequence[str] = (),
-                 visible: Sequence[str] = ()) -> None:
+                 visible: Sequence[str] = (), figures: bool = True) -> None:
         self.limits = limits
         self.private = tuple(str(p) for p in private)
         self.visible = tuple(visible)
+        self.figures = figures
 
     def prepare(self, runtime: Path, seeds: Sequence[tuple[str, str]], uid: int | None) -> str:
         """Make what the kernel needs in its ``runtime`` folder (``seeds``: files its home starts
@@ -444,7 +454,8 @@ class Confinement:
 
     def environment(self, runtime: Path) -> dict[str, str]:
         """The environment the wrapped command starts with."""
-        return kernel_environment(str(runtime / "home"), {"JPY_PARENT_PID": str(os.getpid())})
+        return kernel_environment(str(runtime / "home"), {"JPY_PARENT_PID": str(os.getpid())},
+                                  figures=self.figures)
 
     def working_folder(self, runtime: Path) -> str:
         return str(runtime / "home")
@@ -468,7 +479,7 @@ class Bubblewrap(Confinement):
     def wrap(self, runtime: Path, connection_file: Path, uid: int | None,
              seeds: Sequence[tuple[str, str]]) -> list[str]:
         return bubblewrap_args(connection_file, self.limits, runtime / "passwd", uid,
-                               self.private, seeds, self.visible)
+                               self.private, seeds, self.visible, self.figures)
 
     def environment(self, runtime: Path) -> dict[str, str]:
         return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # bubblewrap sets the kernel's own
@@ -511,9 +522,9 @@ MODES: dict[str, type[Confinement]] = {c.mode: c for c in (Bubblewrap, OtherUser
 
 
 def confinement(mode: str, limits: Limits, private: Sequence[str] = (),
-                visible: Sequence[str] = ()) -> Confinement:
+                visible: Sequence[str] = (), figures: bool = True) -> Confinement:
     """The confinement of ``mode`` (:data:`BUBBLEWRAP`, :data:`USER` or :data:`LIMITS`)."""
-    return MODES[mode](limits, private, visible)
+    return MODES[mode](limits, private, visible, figures)
 
 
 # ------------------------------------------------------------------ what holds a kernel's total

@@ -58,8 +58,11 @@ def if_it_works(attempt):
 
 
 def options():
+    """Attacks on the trust boundary, graded as the command line grades for Gradescope: no figure
+    is drawn (the figures' own path is tested in tests/sandbox/test_bounded.py and in the
+    feedback page's test)."""
     return Options(sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3,
-                   budget=60)
+                   budget=60, figures="off")
 
 
 def base():
@@ -436,7 +439,8 @@ def test_every_attack_through_the_command_line_as_an_unprivileged_instructor(
     out = home / "results.json"
     run_as(user, home, sys.executable, "-m", "autograder", "grade", "--assignment", ASSIGNMENT,
            "--require-sandbox", "--jobs", "2", "--cell-timeout", "4", "--notebook-timeout", "40",
-           "--call-timeout", "3", "--budget", "60", "--json", out, *paths, cwd=REPO,
+           "--call-timeout", "3", "--budget", "60", "--figures", "off", "--json", out, *paths,
+           cwd=REPO,
            env={SECRET_NAME: SECRET_VALUE})
     results = json.loads(out.read_text())
     assert len(results) == len(names)
@@ -582,7 +586,8 @@ def test_a_thief_in_a_parallel_class_outside_tmp_and_home(who, outside, request)
     before = {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
     out = outside / "results.json"
     args = [sys.executable, "-m", "autograder", "grade", "--assignment", ASSIGNMENT,
-            "--require-sandbox", "--jobs", "2", "--json", str(out), *map(str, paths.values())]
+            "--require-sandbox", "--jobs", "2", "--figures", "off", "--json", str(out),
+            *map(str, paths.values())]
     env = {"TMPDIR": str(tmpdir), SECRET_NAME: SECRET_VALUE}
     if who == "root":
         done = subprocess.run(args, cwd=REPO, env={**os.environ, **env}, capture_output=True,

@@ -53,7 +53,7 @@ def report(attack, measured):
 def within_bounds(attack, path, budget, **extra):
     measured = report(attack, grade_measured(path, ASSIGNMENT, {
         "sandbox": "require", "cell_timeout": 10, "notebook_timeout": budget,
-        "call_timeout": 3, "budget": budget, **extra}))
+        "call_timeout": 3, "budget": budget, "figures": "off", **extra}))
     assert measured["peak_mib"] < GRADER_PEAK_MIB, measured["peak_mib"]
     assert measured["seconds"] < budget + OVERRUN_SECONDS, measured["seconds"]
     return measured["result"]
@@ -396,6 +396,13 @@ def test_a_figure_is_drawn_in_the_sandbox_and_kept_apart_from_the_text_allowance
         assert len(kept) == 6, [len(json.dumps(o)) for o in kept]
         assert "[4 figure(s) left out by the grader" in texts
         assert not any("<script>" in json.dumps(o) for o in flooded.outputs)
+    # --figures off: the same cell draws nothing (Agg), for results that show no figures
+    with KernelSession(mode=confinement.BUBBLEWRAP, figures=False) as session:
+        undrawn = session.execute(FIGURE_CELL, 60)
+        assert not undrawn.error and not any(kernel.is_figure(o) for o in undrawn.outputs)
+        assert any("after the figure" in o.get("text", "") for o in undrawn.outputs)
+    assert confinement.kernel_environment("/h")["MPLBACKEND"] == confinement.INLINE_BACKEND
+    assert confinement.kernel_environment("/h", figures=False)["MPLBACKEND"] == "Agg"
 
 
 def test_only_an_image_and_its_text_pass_for_a_figure():
