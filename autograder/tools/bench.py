@@ -6,7 +6,7 @@
    visible checks only, one notebook at a time) against this grader (sandboxed kernels, hidden
    suites, ``--jobs`` in parallel) with its recording of the grades in the gradebook (one nbgrader
    process beside the grading, fed each result as it is known). When the class holds identical
-   submissions (the demo's mix repeats itself every 8 learners), it is graded again by this
+   submissions (from 5 learners per assignment on), it is graded again by this
    grader alone: what its content cache gains is its own line.
 2. Per submission, the median of each stage: sandbox and kernel start, the notebook's cells, the
    hidden suite, kernel shutdown; the recording process's CPU time, its start and what it added
@@ -399,7 +399,7 @@ def compare(root, per_assignment, jobs, repeats=1):
     """Stock, ours on distinct submissions, ours on the class with duplicates: medians over
     ``repeats`` runs, interleaved."""
     stock, ours, duplicates, fixed = [], [], [], []
-    # identical submissions only where the demo's mix repeats itself (every 8 learners)
+    # identical submissions only where the demo's mix repeats (5 or more per assignment)
     repeating = distinct_count_of(class_notebooks(per_assignment, False)) < \
         per_assignment * len(assignments())
     for _ in range(repeats):
@@ -652,8 +652,9 @@ def assignment_table(c):
 
 def duplicates_line(c):
     if not c.get("duplicates"):
-        return (f"Identical submissions: none in this class (the demo's mix repeats itself from "
-                f"the 9th learner of an assignment on), so the content cache is not measured.")
+        return (f"Identical submissions: none in this class (the demo's mix first repeats itself "
+                f"at an assignment's 5th learner, a second reference answer), so the content "
+                f"cache is not measured.")
     gain = c["full"] / c["duplicates"]
     return (f"Identical submissions (this grader + recording, the demo's mix with duplicates: "
             f"{c['duplicates_distinct']} distinct notebooks among {c['count']}): "

@@ -132,12 +132,16 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
         bench.notebook_budget("02-scoring") == 15
 
 
-def test_every_bench_submission_is_distinct():
+def test_every_bench_submission_is_distinct(monkeypatch):
+    monkeypatch.setattr(bench, "_selected", list(bench.LIGHT_ASSIGNMENTS))
     made = bench.class_notebooks(8, distinct=True)
     texts = [json.dumps(notebook) for _, _, notebook in made]
     assert len(set(texts)) == len(texts) == 8 * len(bench.assignments())
     plain = bench.class_notebooks(8, distinct=False)
     assert len({json.dumps(n) for _, _, n in plain}) < len(plain)  # the demo's mix repeats
+    # from the 5th learner on: a second reference answer
+    assert bench.distinct_count_of(bench.class_notebooks(4, distinct=False)) == 4 * 2
+    assert bench.distinct_count_of(bench.class_notebooks(5, distinct=False)) < 5 * 2
 
 
 @pytest.mark.slow
