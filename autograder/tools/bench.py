@@ -21,8 +21,9 @@
 6. Each solution notebook's run time from a fresh kernel against its budget (15 s; 20 s for 10,
    30 s for 11), and the attention kernels.
 
-The default run (3 submissions per assignment, 2 latency repeats) takes about 25 minutes on a
-2-core machine; ``--assignments`` and ``--per-assignment`` choose a smaller or larger class.
+With the defaults (3 submissions per assignment, 2 latency repeats), the comparison and latency
+sections alone took 25 minutes on a 2-core machine (benchmarks/README.md); ``--assignments``,
+``--per-assignment`` and ``--only`` choose a smaller run.
 
 Machines are shared and noisy: read the ratios of runs made minutes apart in this one process.
 """
