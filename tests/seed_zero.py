@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import functools
 import json
-import os
 
 import nbformat
 import pytest
@@ -90,16 +89,14 @@ def read_values(cell):
 
 @contextlib.contextmanager
 def environment(set_to, removed=()):
-    """This process's environment (which the kernel inherits) changed for a while."""
-    before = dict(os.environ)
-    os.environ.update(set_to)
-    for name in removed:
-        os.environ.pop(name, None)
-    try:
+    """This process's environment (which the kernel inherits) changed for a while: pytest's
+    monkeypatch, usable outside a test (a cached run outlives the test that started it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in set_to.items():
+            patch.setenv(name, value)
+        for name in removed:
+            patch.delenv(name, raising=False)
         yield
-    finally:
-        os.environ.clear()
-        os.environ.update(before)
 
 
 @dataclasses.dataclass
