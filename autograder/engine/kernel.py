@@ -42,12 +42,12 @@ from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.connect import write_connection_file
 from zmq.utils.monitor import recv_monitor_message
 
-from . import agent, relay, wire
+from . import agent, figures, relay, wire
 from ..sandbox import confinement, launcher, lifetime
 
 MAX_OUTPUT_CHARS = 20_000       # of one cell's outputs but figures; the rest is dropped with a note
-MAX_FIGURE_CHARS = 1_000_000    # of one figure (an image output: see is_figure)
-MAX_CELL_FIGURE_CHARS = 3_000_000  # of one cell's figures together
+MAX_FIGURE_CHARS = figures.MAX_FIGURE_CHARS  # of one figure (an image output: see is_figure)
+MAX_CELL_FIGURE_CHARS = figures.MAX_CELL_FIGURE_CHARS  # of one cell's figures together
 MAX_NOTEBOOK_OUTPUT_CHARS = 8_000_000  # of all cells' outputs together, figures included
 MAX_MESSAGE_BYTES = relay.MAX_MESSAGE_BYTES
 RECEIVE_QUEUE = 2  # messages each of the grader's sockets holds before the kernel must wait
@@ -57,25 +57,7 @@ DRAIN_SECONDS = 0.5  # the most spent dropping what an earlier request left unre
 Output = dict[str, Any]
 Message = dict[str, Any]
 
-# A figure as the course's notebooks show one (helpers.plots: an HTML image with its text
-# alternative), or as matplotlib's inline backend does (a PNG with its text form)
-FIGURE_HTML = re.compile(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]+" alt="[^"<>]*">\Z')
-BASE64 = re.compile(r"[A-Za-z0-9+/=\n]+\Z")
-
-
-def is_figure(output: Output) -> bool:
-    """An image output: a display of a PNG (as base64) or of the one HTML image tag that shows
-    a PNG with its text alternative, with at most a text form besides. Only these may use the
-    figure allowance, which is larger than the one for text."""
-    data = output.get("data")
-    if output.get("output_type") not in ("display_data", "execute_result") or \
-            not isinstance(data, dict) or not set(data) & {"image/png", "text/html"} or \
-            not set(data) <= {"image/png", "text/html", "text/plain"}:
-        return False
-    if not all(isinstance(value, str) for value in data.values()):
-        return False
-    return (("image/png" not in data or bool(BASE64.match(data["image/png"]))) and
-            ("text/html" not in data or bool(FIGURE_HTML.match(data["text/html"]))))
+is_figure = figures.is_figure
 
 
 @dataclasses.dataclass
