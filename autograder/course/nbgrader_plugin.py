@@ -130,6 +130,15 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
 
         nbgrader reads submissions following links; the submitted file itself is checked here,
         without following any link between the course's submitted folder and the notebook."""
+        try:
+            self._submitted_bytes(resources)
+        except notebook.NotebookProblem as problem:
+            return str(problem)
+        return None
+
+    def _submitted_bytes(self, resources: dict[str, Any]) -> bytes | None:
+        """The submitted file as the learner handed it in (nbgrader's copy has no outputs), read
+        without following links; None when it is not in the course's submitted folder."""
         info = resources["nbgrader"]
         coursedir = CourseDirectory(config=self.config)
         root = Path(coursedir.root) / coursedir.submitted_directory
@@ -137,11 +146,25 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
                                           info["assignment"])) / f"{info['notebook']}.ipynb"
         if not path.is_relative_to(root):
             return None
+        return notebook.read_regular(path, root=root)
+
+    def _with_submitted_figures(self, plain: dict[str, Any],
+                                resources: dict[str, Any]) -> dict[str, Any]:
+        """``plain`` (nbgrader's copy of the submission, outputs cleared) with the figures the
+        learner's own locked cells showed, read from the submitted file in a bounded child
+        process: a demonstration cell the grader does not re-run shows them
+        (:mod:`autograder.engine.demonstrations`)."""
         try:
-            notebook.read_regular(path, root=root)
-        except notebook.NotebookProblem as problem:
-            return str(problem)
-        return None
+            raw = self._submitted_bytes(resources)
+            submitted = notebook.read_submission(raw)[0] if raw is not None else {"cells": []}
+        except (notebook.NotebookProblem, RuntimeError):
+            return plain
+        shown = {notebook.grade_id(c): c["outputs"] for c in submitted["cells"]
+                 if c.get("outputs") and notebook.grade_id(c)}
+        for cell in plain["cells"]:
+            if cell.get("cell_type") == "code" and notebook.grade_id(cell) in shown:
+                cell["outputs"] = shown[notebook.grade_id(cell)]
+        return plain
 
     def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         name = resources["nbgrader"]["notebook"]
@@ -167,7 +190,10 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
             with tempfile.TemporaryDirectory(
                     prefix=f"{lifetime.RUNTIME_PREFIX}{os.getpid()}-autograde-") as folder:
                 path = Path(folder) / f"{name}.ipynb"
-                path.write_text(json.dumps(nb), encoding="utf-8")
+                shown = json.loads(json.dumps(nb))
+                if self.demonstrations == "skip":
+                    shown = self._with_submitted_figures(shown, resources)
+                path.write_text(json.dumps(shown), encoding="utf-8")
                 result, executed = grade.grade_notebook(
                     path, assignment, self.options(),
                     cache_folder=folders.cache_dir(folders.state_dir(coursedir.root)))

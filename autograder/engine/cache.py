@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from . import demonstrations
 from .assignment import Assignment
 from .options import Options, result_values
 from .result import Result
@@ -206,7 +207,10 @@ def content_key(assignment: Assignment, options: Options, content: dict[str, Any
     if isinstance(content, bytes):
         digest.update(b"raw:" + content)
     else:
-        digest.update(json.dumps([[c["cell_type"], c["source"]] for c in content["cells"]]).encode())
+        # a demonstration cell not re-run shows the learner's own figures: they are content too
+        digest.update(json.dumps([[c["cell_type"], c["source"]] + (
+            [c.get("outputs", [])] if demonstrations.is_demonstration(c) else [])
+            for c in content["cells"]]).encode())
     return digest.hexdigest()[:32]
 
 

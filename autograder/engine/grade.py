@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import cache, dependencies, notebook, suite
+from . import cache, demonstrations, dependencies, notebook, suite
 from .assignment import Assignment
 from .kernel import CallFailed, KernelSession
 from .wire import Reply
@@ -44,8 +44,9 @@ class Execution:
     """
 
     def __init__(self, executed: notebook.Notebook, assignment: Assignment, options: Options,
-                 deadline: float) -> None:
+                 deadline: float, skip: bool = False) -> None:
         self.notebook = executed
+        self.skip = skip  # demonstration cells are not run (their outputs are already in place)
         self.options = options
         self.deadline = deadline
         self.session = KernelSession(mode=options.confinement(), limits=options.limits,
@@ -69,7 +70,8 @@ class Execution:
         started = time.monotonic()
         cells_end = min(self.deadline, time.monotonic() + self.options.notebook_timeout)
         for number, cell in enumerate(self.notebook["cells"], start=1):
-            if cell["cell_type"] != "code" or not cell["source"].strip():
+            if cell["cell_type"] != "code" or not cell["source"].strip() or \
+                    (self.skip and demonstrations.is_demonstration(cell)):
                 continue
             remaining = cells_end - time.monotonic()
             if remaining <= 0:
@@ -220,6 +222,8 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
         released = notebook.load(assignment.release)
         executed, notes = notebook.restore_locked(submitted, released)
         errors += notes
+        if options.demonstrations == "skip":
+            demonstrations.keep_submitted_figures(executed, submitted)
         key = cache.content_key(assignment, options, executed)
     except notebook.NotebookProblem as error:
         problem = error
@@ -230,23 +234,50 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
             result, kept_notebook = kept
             result.notebook = str(path)
             return result, kept_notebook
-    execution = None
     deadline = started + options.budget
+    if problem is not None or executed is None:
+        errors.append(f"{problem}")
+        results = suite.run(assignment, _refusing(f"Your notebook could not be graded: {problem}."),
+                            max(0.0, deadline - time.monotonic()))
+    else:
+        skip = options.demonstrations == "skip" and any(
+            demonstrations.is_demonstration(cell) for cell in executed["cells"])
+        results, more, ran = _run_and_test(executed, assignment, options, deadline, skip)
+        if skip and demonstrations.needs_full_run(
+                executed, released, demonstrations.skipped_names(released),
+                more + [t.feedback for t in results], any(not t.passed for t in results)):
+            # a name a skipped cell binds may be why: the notebook is graded again, every cell run
+            executed, _ = notebook.restore_locked(submitted, notebook.load(assignment.release))
+            results, more, ran = _run_and_test(executed, assignment, options, deadline, False)
+        errors += more
+    result = Result(str(path), assignment.name, results, errors, list(flags),
+                    written_max_score=assignment.written_points)
+    if problem is None and executed is not None and ran:  # the kernel started: checks ran
+        result.checks = visible_checks(executed)
+    if cache_folder is not None:
+        cache.store(cache_folder, key, result, executed)
+    _stage(options, "total", started)
+    return result, executed
+
+
+def _run_and_test(executed: notebook.Notebook, assignment: Assignment, options: Options,
+                  deadline: float, skip: bool) -> tuple[list[Any], list[str], bool]:
+    """Run the notebook's cells in a kernel (demonstration cells too, unless ``skip``) and the
+    hidden suite on it; returns ``(test results, errors, whether the kernel started)``."""
+    errors: list[str] = []
+    execution = None
+    caller: Callable[[str, tuple[Any, ...], dict[str, Any]], Reply]
     try:
-        if problem is not None or executed is None:
-            errors.append(f"{problem}")
-            caller = _refusing(f"Your notebook could not be graded: {problem}.")
-        else:
-            try:
-                execution = Execution(executed, assignment, options, deadline)
-                execution.run_all()
-                caller = execution.call
-            except CallFailed as failure:
-                errors.append(f"{failure}")
-                caller = _refusing(f"Your notebook could not be run: {failure}.")
+        try:
+            execution = Execution(executed, assignment, options, deadline, skip)
+            execution.run_all()
+            caller = execution.call
+        except CallFailed as failure:
+            errors.append(f"{failure}")
+            caller = _refusing(f"Your notebook could not be run: {failure}.")
         suite_started = time.monotonic()
         results = suite.run(assignment, caller, max(0.0, deadline - time.monotonic()))
-        if execution is not None and executed is not None:
+        if execution is not None:
             results = dependencies.retry(assignment, results, execution.rerun(assignment),
                                          executed["cells"])
         _stage(options, "suite", suite_started)
@@ -260,14 +291,7 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
             close_started = time.monotonic()
             execution.close()
             _stage(options, "close", close_started)
-    result = Result(str(path), assignment.name, results, errors, list(flags),
-                    written_max_score=assignment.written_points)
-    if execution is not None and executed is not None:
-        result.checks = visible_checks(executed)
-    if cache_folder is not None:
-        cache.store(cache_folder, key, result, executed)
-    _stage(options, "total", started)
-    return result, executed
+    return results, errors, execution is not None
 
 
 def visible_checks(executed: notebook.Notebook) -> dict[str, dict[str, str]]:

@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import figures
+
 MAX_BYTES = 20 << 20
 MAX_CELLS = 2000                # the course's notebooks have at most 150
 READ_MEMORY = 768 << 20         # address space of the process that reads a submission
@@ -111,7 +113,10 @@ def canonical(notebook: Notebook) -> Notebook:
         clean = {"cell_type": cell["cell_type"], "source": cell["source"],
                  "metadata": {"nbgrader": plain} if plain else {}}
         if cell["cell_type"] == "code":
-            clean["outputs"], clean["execution_count"] = [], None
+            # a locked cell's figures: a demonstration cell not re-run shows them as submitted
+            clean["outputs"] = figures.within_allowance(cell.get("outputs")) \
+                if plain.get("locked") is True else []
+            clean["execution_count"] = None
         cells.append(clean)
     return {"cells": cells, "metadata": {}, "nbformat": 4,
             "nbformat_minor": notebook["nbformat_minor"]}
@@ -212,8 +217,9 @@ def check_structure(notebook: Any) -> Notebook:
         nbgrader: dict[str, Any] = marks if isinstance(marks, dict) else {}
         clean = {"cell_type": cell["cell_type"], "source": source,
                  "metadata": {**metadata, "nbgrader": nbgrader} if nbgrader else dict(metadata)}
-        if cell["cell_type"] == "code":
-            clean["outputs"] = []
+        if cell["cell_type"] == "code":  # a locked cell keeps its figures, and nothing else
+            clean["outputs"] = figures.within_allowance(cell.get("outputs")) \
+                if nbgrader.get("locked") is True else []
             clean["execution_count"] = None
         cells.append(clean)
     return {"cells": cells, "metadata": notebook.get("metadata", {}) if isinstance(

@@ -53,6 +53,11 @@ class Options:
                            "pages show; off draws none, for results that show no figures "
                            "(Gradescope's, the command line's JSON and CSV): faster for "
                            "notebooks with many figures", choices=("draw", "off"))
+    demonstrations: str = setting("skip", "skip or run: whether the cells a notebook marks as "
+                                  "demonstrations (locked experiments no grade depends on) are "
+                                  "run again; skipped cells show the learner's own figures, and a "
+                                  "submission a full run could grade differently is run in full",
+                                  choices=("skip", "run"))
     limits: confinement.Limits = setting(factory=confinement.Limits)
     timings: str = setting("", "a file to append each grading stage's seconds to, one JSON line "
                            "per stage (make bench reads it); never part of a result",

@@ -11,7 +11,8 @@ round-trip through a plain-text form where each cell starts with a header line::
 
 ``id`` is the nbgrader grade_id; ``solution``, ``grade`` (with ``points``) and ``locked`` are
 nbgrader's cell types; ``setup`` tags definitions the reference solution needs (imports, given
-code). Grade cells are always locked. Usage::
+code), and ``demonstration`` a locked experiment the grader does not re-run
+(:mod:`autograder.engine.demonstrations`). Grade cells are always locked. Usage::
 
     python -m autograder.tools.authoring export solutions/02-scoring/scoring.ipynb > scoring.txt
     python -m autograder.tools.authoring import scoring.txt solutions/02-scoring/scoring.ipynb
@@ -54,14 +55,15 @@ def to_notebook(text):
 
 def _new_cell(kind, words):
     attrs = dict(word.split("=", 1) if "=" in word else (word, True) for word in words)
-    unknown = set(attrs) - {"id", "solution", "grade", "points", "locked", "setup"}
+    unknown = set(attrs) - {"id", "solution", "grade", "points", "locked", "setup", "demonstration"}
     if unknown:
         raise ValueError(f"unknown cell attributes {sorted(unknown)}")
     cell = {"cell_type": kind, "metadata": {}, "_lines": []}
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
-    if "setup" in attrs:
-        cell["metadata"]["tags"] = ["setup"]
+    tags = [tag for tag in ("setup", "demonstration") if tag in attrs]
+    if tags:
+        cell["metadata"]["tags"] = tags
     flags = {k: bool(attrs.get(k)) for k in ("solution", "grade", "locked")}
     if any(flags.values()):
         if "id" not in attrs:
@@ -90,8 +92,8 @@ def from_notebook(notebook):
                 words += ["grade", f"points={meta['points']:g}"]
             elif meta.get("locked"):
                 words.append("locked")
-        if "setup" in cell.get("metadata", {}).get("tags", []):
-            words.append("setup")
+        words += [tag for tag in ("setup", "demonstration")
+                  if tag in cell.get("metadata", {}).get("tags", [])]
         source = cell["source"]
         source = "".join(source) if isinstance(source, list) else source
         parts.append(f"# %% {' '.join(words)}\n{source}\n")

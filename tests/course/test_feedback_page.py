@@ -11,6 +11,7 @@ import json
 import os
 import re
 
+import nbformat
 import pytest
 
 from autograder.course import feedback_page, instructor, mathml, sanitize
@@ -19,7 +20,7 @@ from autograder.engine.result import score_story
 from autograder.engine import grade
 from autograder.engine.options import Options
 from autograder.sandbox import confinement
-from support import COURSE, write_notebook
+from support import COURSE, execute, write_notebook
 
 ASSIGNMENT = "02-scoring"
 
@@ -104,8 +105,11 @@ def feedback(tmp_path_factory):
                     f"--CourseDirectory.release_directory={state.parent / 'release'}", state=state)
     solution = COURSE.assignment(ASSIGNMENT).solution
     released = state.parent / "release" / ASSIGNMENT / solution.name
+    # the honest learner ran their notebook before handing it in, as JupyterLab does: its
+    # demonstrations, which the grader does not re-run, keep the figures they drew
+    ran = execute(nbformat.read(str(solution), as_version=4), solution.parent)
     write_notebook(state / "submitted" / "honest" / ASSIGNMENT / solution.name,
-                   json.loads(solution.read_text()))
+                   json.loads(nbformat.writes(ran)))
     write_notebook(state / "submitted" / "blank" / ASSIGNMENT / solution.name,
                    json.loads(released.read_text()))
     instructor.autograde(COURSE.assignment(ASSIGNMENT), jobs=2, state=state, progress=False,
@@ -190,7 +194,8 @@ def test_the_feedback_page_renders_its_formulas_in_a_browser_with_no_network(fee
     assert asked == [], f"the page asked the network for {asked}"
     assert len(sizes) > 20 and all(w > 0 and h > 0 for w, h in sizes)
     assert fraction is not None and fraction > 0  # a fraction's denominator sits below it
-    # the learner's own figures, drawn in the sandbox: each shown, with its text alternative
+    # the learner's figures (drawn in the sandbox, or from their own submitted notebook where a
+    # demonstration was not re-run): each shown, with its text alternative
     autograded = json.loads(next(feedback["honest"].parents[3].glob(
         f"autograded/honest/{ASSIGNMENT}/*.ipynb")).read_text())
     drawn = [o for c in autograded["cells"] for o in c.get("outputs", [])
@@ -237,7 +242,9 @@ def test_a_cell_is_named_as_a_learner_finds_it():
 @pytest.mark.slow
 def test_a_blank_notebooks_errors_name_functions_not_cell_numbers(tmp_path):
     path = COURSE.assignment(ASSIGNMENT).release
-    result = grade.grade_safely(path, COURSE.assignment(ASSIGNMENT), Options(sandbox="auto"))
+    # every cell run, the experiments too: their errors are named by the section they are in
+    result = grade.grade_safely(path, COURSE.assignment(ASSIGNMENT),
+                                Options(sandbox="auto", demonstrations="run"))
     assert result.errors, "a blank notebook's cells raise NotImplementedError"
     assert not [e for e in result.errors if re.match(r"cell \d", e)], result.errors
     assert any(e.startswith("the check of `softmax`") for e in result.errors), result.errors

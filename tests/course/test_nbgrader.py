@@ -1,19 +1,21 @@
 """`nbgrader autograde`, `generate_feedback` and `export` give the hidden-suite scores, and the
 written answers go through nbgrader's manual grading: they wait for a grader after autograde, and
 the scores a grader gives add to the total and appear in the export."""
+import base64
 import csv
 import json
 
 import pytest
 
 from autograder.course import instructor
-from autograder.engine import catalogue, grade
+from autograder.engine import catalogue, demonstrations, figures, grade
 from support import COURSE, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader-class")]
 
 ASSIGNMENT = "00-getting-started"
 AUTOGRADED = 8.0     # the check_row_normalize cell, worth the points of its hidden tests
+ALICES_FIGURE = base64.b64encode(figures.PNG_SIGNATURE + b"alice's own figure").decode()
 
 
 def written_questions():
@@ -41,8 +43,11 @@ def graded_class(tmp_path_factory):
     expected_bob, mutant = next((s, m) for s, m in scored if 0 < s < AUTOGRADED)  # partial credit
     name = COURSE.assignment(ASSIGNMENT).solution.name
     submitted = state / "submitted"
-    write_notebook(submitted / "alice" / ASSIGNMENT / name,
-                   catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
+    alice = catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT))
+    drawn = [c for c in alice["cells"] if demonstrations.is_demonstration(c)][-1]
+    drawn["outputs"] = [{"output_type": "display_data", "metadata": {},
+                         "data": {"image/png": ALICES_FIGURE, "text/plain": "<Figure>"}}]
+    write_notebook(submitted / "alice" / ASSIGNMENT / name, alice)
     bob = catalogue.notebook_with(mutant)
     bob["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
                          "source": "import warnings\nwarnings.warn('a learner warning on stderr')"})
@@ -90,6 +95,19 @@ def test_two_learner_class_through_nbgrader(graded_class):
     assert "Hidden tests of" in html and "of row_normalize with zero rows is nan" in html
     autograded = json.loads((state / "autograded" / "alice" / ASSIGNMENT / f"{name}.ipynb").read_text())
     assert "def test_" not in json.dumps(autograded)
+
+
+def test_a_demonstration_cell_not_rerun_shows_the_learners_own_figure_in_the_feedback(
+        graded_class):
+    """nbgrader clears a submission's outputs before grading; the figure alice's own notebook
+    showed in a demonstration cell the grader does not re-run is read from her submitted file."""
+    state, name = graded_class["state"], graded_class["name"]
+    autograded = json.loads((state / "autograded" / "alice" / ASSIGNMENT / f"{name}.ipynb").read_text())
+    shown = [c for c in autograded["cells"] if demonstrations.is_demonstration(c)][-1]
+    assert "not re-run by the grader" in "".join(shown["outputs"][0]["text"])
+    assert shown["outputs"][1]["data"]["image/png"] == ALICES_FIGURE
+    page = (state / "feedback" / "alice" / ASSIGNMENT / f"{name}.html").read_text()
+    assert ALICES_FIGURE in page and "not re-run by the grader" in page
 
 
 def test_written_answers_are_graded_by_hand_and_count(graded_class):

@@ -1,0 +1,249 @@
+"""Demonstration cells not re-run (autograder/engine/demonstrations.py): the authoring check, the
+proof that skipping them changes no grade of the reference or of any catalogue entry, the learner's
+own figures in their place, and the full run a submission gets when skipping could matter."""
+import base64
+import concurrent.futures
+import json
+import time
+
+import numpy as np
+import pytest
+
+from autograder.engine import catalogue, demonstrations, figures, dependencies, grade, notebook, suite
+from autograder.engine.options import Options
+from support import ASSIGNMENTS, COURSE, sandbox_mode
+
+PNG = base64.b64encode(figures.PNG_SIGNATURE + b"\0" * 40).decode()
+NOT_PNG = base64.b64encode(b"GIF89a" + b"\0" * 40).decode()
+
+
+def code(source, demonstration=False, locked=None, gid=None):
+    cell = {"cell_type": "code", "source": source, "metadata": {}, "outputs": []}
+    if demonstration:
+        cell["metadata"]["tags"] = [demonstrations.TAG]
+    if locked is None:
+        locked = demonstration
+    if locked or gid:
+        cell["metadata"]["nbgrader"] = {"grade_id": gid or f"cell{id(cell)}", "locked": locked,
+                                        "solution": False, "grade": False}
+    return cell
+
+
+def answer(source):
+    return {"cell_type": "code", "source": source, "outputs": [],
+            "metadata": {"nbgrader": {"grade_id": "f", "solution": True, "locked": False}}}
+
+
+def problems(*cells, graded=()):
+    return demonstrations.problems({"cells": list(cells)}, list(graded))
+
+
+# ------------------------------------------------------------------ the authoring check
+
+def test_names_read_and_bound_follow_python_scoping():
+    assert demonstrations.bound("import numpy as np\nfrom a.b import c\nx, (y, z) = 1, (2, 3)\n"
+                                "def f(q):\n    w = q\n    global g\n    g = w\n"
+                                "for i in range(3):\n    pass\n[k for k in range(2)]\n") == \
+        {"np", "c", "x", "y", "z", "f", "g", "i"}
+    # read before bound, free in a function, but not a function's own locals or a loop's variable
+    assert demonstrations.reads("a = b + 1\nc = a\ndef f(p):\n    local = p\n    return local + G\n"
+                                "for i in items:\n    total = i\n[x * y for x in xs]\n") == \
+        {"b", "G", "items", "xs", "y"}
+
+
+def test_a_demonstration_that_binds_what_later_code_reads_is_refused():
+    found = problems(code("T = 32\nrng = 1", demonstration=True), code("print(T)"))
+    assert found and "binds 'T'" in found[0] and not any("'rng'" in f for f in found)
+    # read by a graded function (the solution's answer cell or a catalogue entry), at call time
+    assert problems(code("W = 1", demonstration=True), answer("def f(x):\n    return x @ W\n"))
+    assert problems(code("W = 1", demonstration=True),
+                    graded=["def f(x):\n    return W * x\n"])
+    # read only by later demonstrations, or rebound before it is read: nothing to refuse
+    assert problems(code("T = 32", demonstration=True), code("print(T)", demonstration=True),
+                    code("T = 6\nprint(T)")) == []
+
+
+def test_a_demonstration_must_be_locked_and_must_not_change_objects_it_did_not_create():
+    found = problems(code("x = 1", demonstration=True, locked=False, gid="try"))
+    assert found == ["try: tagged 'demonstration' but not a locked cell; the learner could "
+                     "change it, so it must be run"]
+    shared = code("params = {}\nrng = make()")
+    assert any("stores into params['W']" in f for f in problems(
+        shared, code("params['W'] = 0", demonstration=True)))
+    # a method call on an object that later code reads may change it (a generator's state)
+    assert any("rng.normal" in f for f in problems(
+        shared, code("noise = rng.normal()", demonstration=True), code("print(rng)")))
+    # a module's function changes nothing of the module; an object only demonstrations bind is
+    # theirs to change
+    assert problems(code("import numpy as np"), code("m = np.zeros(3)", demonstration=True),
+                    code("print(np)")) == []
+    assert problems(code("results = {}", demonstration=True),
+                    code("results['x'] = 1", demonstration=True)) == []
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_demonstration_of_the_course_passes_the_authoring_check(assignment):
+    found = COURSE.assignment(assignment)
+    solution = notebook.load(found.solution)
+    assert demonstrations.problems(solution, [e.source for e in catalogue.entries(found)]) == []
+    marked = [c for c in solution["cells"] if demonstrations.tagged(c)]
+    released = notebook.load(found.release)
+    # the release carries the mark on a locked cell, where the grader reads it
+    assert len([c for c in released["cells"] if demonstrations.is_demonstration(c)]) == len(marked)
+
+
+# ------------------------------------------------------------------ what the learner sees
+
+def test_only_a_submitted_png_image_is_kept_for_a_cell_not_run_again():
+    image = {"output_type": "display_data", "metadata": {"x": 1},
+             "data": {"image/png": PNG, "text/plain": "<Figure>"}}
+    html = {"output_type": "display_data", "metadata": {},
+            "data": {"text/html": f'<img src="data:image/png;base64,{PNG}" alt="a map">'}}
+    fake = {"output_type": "display_data", "metadata": {}, "data": {"image/png": NOT_PNG}}
+    script = {"output_type": "display_data", "metadata": {},
+              "data": {"text/html": "<script>alert(1)</script>"}}
+    text = {"output_type": "stream", "name": "stdout", "text": "accuracy 100%"}
+    huge = {"output_type": "display_data", "metadata": {},
+            "data": {"image/png": PNG + "A" * 1_000_000}}
+    # a saved notebook keeps multi-line text as a list of lines
+    lines = {"output_type": "display_data", "metadata": {},
+             "data": {"text/html": ['<img src="data:image/png;base64,',
+                                    f'{PNG}" alt="a map">']}}
+    submitted = {"cells": [code("plot()", demonstration=True, gid="demo")]}
+    submitted["cells"][0]["outputs"] = [text, image, fake, script, html, huge, "junk", lines]
+    kept = demonstrations.submitted_figures(submitted)["demo"]
+    assert [k["data"] for k in kept] == [image["data"], html["data"], html["data"]]
+    assert all(k["metadata"] == {} for k in kept)
+    label = demonstrations.not_rerun_outputs(kept)[0]
+    assert "3 figure(s) from your submitted notebook" in label["text"]
+    assert "not re-run" in demonstrations.not_rerun_outputs([])[0]["text"]
+
+
+def test_a_submission_is_run_in_full_when_skipping_could_change_its_grade():
+    released = {"cells": [code("x = 1"), answer("def f():\n    pass\n")]}
+    mine = {"cells": [code("x = 1"), answer("def f():\n    return trained\n")]}
+    names = {"trained"}
+    assert demonstrations.needs_full_run(mine, released, names, ["NameError: name 'z'"], False)
+    assert demonstrations.needs_full_run(mine, released, names, [], True)
+    assert not demonstrations.needs_full_run(mine, released, names, [], False)  # all passed
+    assert not demonstrations.needs_full_run(released, released, names, [], True)  # given code
+
+
+# ------------------------------------------------------------------ the proof, in kernels
+
+def _kernel(assignment, skip):
+    """The reference submission running in a kernel, demonstration cells skipped or not."""
+    executed, _ = notebook.restore_locked(notebook.canonical(notebook.parse(
+        json.dumps(catalogue.filled_notebook(assignment)).encode())),
+                                          notebook.load(assignment.release))
+    execution = grade.Execution(executed, assignment, Options(sandbox=sandbox_mode(),
+                                                              figures="off"),
+                                time.monotonic() + 900, skip=skip)
+    execution.run_all()
+    assert execution.errors == [], execution.errors
+    execution.execute = lambda source: execution.session.execute(source, 30)
+    return execution
+
+
+def _same(a, b):
+    if isinstance(a, dict) and isinstance(b, dict):  # a reply's time is the machine's, not state
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a if k != "seconds")
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype \
+            and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_skipping_the_demonstrations_changes_no_grade_of_the_reference_or_the_catalogue(
+        assignment):
+    """Two kernels hold the reference submission: one ran every cell, one skipped the
+    demonstrations. Every catalogue entry is put in both in turn, and the hidden suite is run once
+    per entry with every call sent to both kernels: each reply must be the same, so every test
+    grades the same. The suite's results with skipping must also equal the full run's."""
+    found = COURSE.assignment(assignment)
+    skipped = [c for c in notebook.load(found.release)["cells"]
+               if demonstrations.is_demonstration(c)]
+    if not skipped:
+        pytest.skip(f"{assignment} marks no demonstration cell")  # nothing is skipped
+    full, lean = _kernel(found, skip=False), _kernel(found, skip=True)
+    try:
+        differences = []
+
+        pool = concurrent.futures.ThreadPoolExecutor(2)  # one thread per kernel, both at once
+
+        def in_both(method, *args):
+            return list(pool.map(lambda kernel: getattr(kernel, method)(*args), (lean, full)))
+
+        def both(name, args, kwargs):
+            reply, other = in_both("call", name, args, kwargs)
+            if not _same(reply, other):
+                differences.append((name, reply, other))
+            return reply
+
+        entries = [None, *catalogue.entries(found)]
+        for entry in entries:
+            if entry is not None:
+                assert not any(done.error for done in in_both("execute", entry.source))
+            results = suite.run(found, both, 300,
+                                exercises=None if entry is None else [entry.exercise])
+            assert results and not differences, (entry and entry.key, differences[:1])
+            if entry is None:
+                assert all(t.passed for t in results)
+            else:
+                restore = dependencies.reference_source(found, [entry.exercise])
+                assert not any(done.error for done in in_both("execute", restore))
+    finally:
+        full.close()
+        lean.close()
+
+
+# ------------------------------------------------------------------ grading, end to end
+
+def test_grading_skips_the_demonstrations_shows_the_learners_figures_and_gives_the_same_score(
+        tmp_path):
+    found = COURSE.assignment("08-learning-to-attend")
+    submission = catalogue.filled_notebook(found)
+    first = next(c for c in submission["cells"] if demonstrations.is_demonstration(c))
+    first["outputs"] = [{"output_type": "display_data", "metadata": {},
+                         "data": {"image/png": PNG, "text/plain": "<Figure>"}}]
+    path = tmp_path / "learning-to-attend.ipynb"
+    path.write_text(json.dumps(submission))
+    options = Options(sandbox=sandbox_mode(), figures="off")
+    lean, executed = grade.grade_notebook(path, found, options)
+    full, _ = grade.grade_notebook(path, found, Options(sandbox=sandbox_mode(), figures="off",
+                                                       demonstrations="run"))
+    assert lean.score == full.score == lean.max_score
+    assert lean.checks == full.checks
+    shown = next(c for c in executed["cells"] if demonstrations.is_demonstration(c))
+    assert shown["outputs"][1]["data"]["image/png"] == PNG
+    assert "not re-run by the grader" in shown["outputs"][0]["text"]
+
+
+def test_a_function_that_reads_what_a_demonstration_binds_is_graded_in_full(tmp_path):
+    """A learner's answer that (wrongly) reads a global a skipped cell binds fails with a
+    NameError when the demonstrations are skipped; the grader then runs every cell, as the learner
+    did, and the score is the full run's."""
+    found = COURSE.assignment("02-scoring")
+    names = demonstrations.skipped_names(notebook.load(found.release))
+    assert "naive_softmax" in names  # the notebook's demonstration of overflow
+    reads_a_demo = ("def softmax(z, axis=-1):\n"
+                    "    shifted = z - np.max(z, axis=axis, keepdims=True)\n"
+                    "    if shifted.ndim == 1:\n"
+                    "        return naive_softmax(shifted)   # defined by a demonstration cell\n"
+                    "    e = np.exp(shifted)\n"
+                    "    return e / e.sum(axis=axis, keepdims=True)\n")
+    path = tmp_path / "scoring.ipynb"
+    path.write_text(json.dumps(catalogue.filled_notebook(found, {"softmax": reads_a_demo})))
+    timings = tmp_path / "timings.jsonl"
+    options = Options(sandbox=sandbox_mode(), figures="off", timings=str(timings))
+    result, _ = grade.grade_notebook(path, found, options)
+    full, _ = grade.grade_notebook(path, found, Options(sandbox=sandbox_mode(), figures="off",
+                                                        demonstrations="run"))
+    assert [t.score for t in result.tests] == [t.score for t in full.tests]
+    assert result.exercises["softmax"] == full.exercises["softmax"]
+    assert full.exercises["softmax"]["score"] > 0
+    stages = [json.loads(line)["stage"] for line in timings.read_text().splitlines()]
+    assert stages.count("execute") == 2  # graded twice: skipping, then in full
