@@ -176,8 +176,8 @@ def defined_names(code):
 
 @functools.lru_cache(maxsize=None)
 def given_sources(assignment):
-    """The code a visible check runs after: the notebook's given code (locked and setup cells), the
-    reference answers, the imports of the checks, and the few experiment cells that define a name a
+    """The code a visible check runs after: the notebook's given code (locked and setup cells, but
+    demonstrations), the reference answers, the imports of the checks, and the few experiment cells that define a name a
     check reads (the toy model of notebook 07)."""
     notebook = cells(COURSE.assignment(assignment).solution)
     checks = [source(c) for c in notebook if nbgrader_meta(c).get("grade")
@@ -189,6 +189,8 @@ def given_sources(assignment):
         meta, text = nbgrader_meta(cell), source(cell)
         if cell["cell_type"] != "code":
             continue
+        if "demonstration" in cell["metadata"].get("tags", []):
+            continue                            # an experiment no check depends on
         if meta.get("grade") and not meta.get("solution"):
             imports = [n for n in ast.parse(text).body if isinstance(n, (ast.Import, ast.ImportFrom))]
             found += [(ast.unparse(n), False) for n in imports]
