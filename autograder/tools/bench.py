@@ -29,6 +29,7 @@ Machines are shared and noisy: read the ratios of runs made minutes apart in thi
 """
 import argparse
 import copy
+import dataclasses
 import json
 import math
 import os
@@ -459,14 +460,16 @@ def notebook_run(path):
     return time.perf_counter() - started
 
 
-def latency(root, repeats=3):
-    """assignment -> medians of: the solution notebook from a fresh kernel, one reference
-    submission graded by the command line (a new process) and by grade_notebook in-process."""
+def latency(root, repeats=2):
+    """assignment -> medians of: one reference submission graded by the command line (a new
+    process) and by grade_notebook in-process, ``repeats`` times each; and, once each, the
+    solution notebook from a fresh kernel and the in-process grading with every cell run
+    (``demonstrations="run"``), side by side with the grading that skips the demonstrations."""
     out = {}
     folder = Path(tempfile.mkdtemp(prefix="latency-", dir=root))
     for name in assignments():
         assignment = course().assignment(name)
-        runs = {"notebook": [], "command": [], "in-process": []}
+        runs = {"command": [], "in-process": []}
         stages = []
         for repeat in range(repeats):
             notebook = make_distinct(demo.answer_notebook(assignment, demo.Plan("reference")),
@@ -474,7 +477,6 @@ def latency(root, repeats=3):
             path = folder / str(repeat) / name / assignment.release.name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(notebook))
-            runs["notebook"].append(notebook_run(assignment.solution))
             started = time.perf_counter()
             subprocess.run([sys.executable, "-m", "autograder", "grade", str(path),
                             "--json", str(path.with_suffix(".json"))], cwd=assignment.course.root,
@@ -486,6 +488,11 @@ def latency(root, repeats=3):
             runs["in-process"].append(time.perf_counter() - started)
             stages += per_submission(read_records(log))
         out[name] = {how: statistics.median(values) for how, values in runs.items()}
+        out[name]["notebook"] = notebook_run(assignment.solution)
+        started = time.perf_counter()
+        grade.grade_notebook(path, assignment, dataclasses.replace(options, timings="",
+                                                                   demonstrations="run"))
+        out[name]["every cell"] = time.perf_counter() - started
         out[name]["stages"] = stage_medians(stages)
     return out
 
@@ -704,12 +711,15 @@ def latency_table(lat):
     for assignment, m in lat.items():
         stages = m["stages"]
         start = stages.get("start", (float("nan"), 0))[0]
+        every = m.get("every cell", float("nan"))
         rows.append([assignment, f"{m['notebook']:.2f}", f"{m['command']:.2f}",
                      f"{m['in-process']:.2f}", f"{start:.2f}",
                      f"{m['command'] - m['notebook']:+.2f}",
-                     f"{m['in-process'] - m['notebook']:+.2f}"])
+                     f"{m['in-process'] - m['notebook']:+.2f}", f"{every:.2f}",
+                     f"{every / m['in-process']:.2f}x"])
     return markdown_table(["assignment", "notebook s", "command s", "in-process s",
-                           "of which start s", "X command", "X in-process"], rows)
+                           "of which start s", "X command", "X in-process",
+                           "every cell run s", "skipping gains"], rows)
 
 
 def capacity_table(rows):
@@ -766,7 +776,9 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of each whole-class comparison (default %(default)s)")
-    parser.add_argument("--latency-repeats", type=int, default=2)
+    parser.add_argument("--latency-repeats", type=int, default=2,
+                        help="gradings of each reference submission alone, by the command line "
+                             "and in-process (default %(default)s)")
     parser.add_argument("--capacity", default="10,40,80",
                         help="class sizes for the capacity curve, e.g. 10,40,160 "
                              "(default %(default)s)")
@@ -801,7 +813,9 @@ def main(argv=None):
         if "latency" in sections:
             lat = latency(root, args.latency_repeats)
             print(f"\nOne submission alone (a reference answer), median of "
-                  f"{args.latency_repeats}: latency = notebook time + X\n")
+                  f"{args.latency_repeats}: latency = notebook time + X. The notebook (nbclient) "
+                  f"and the in-process grading with every cell run (--demonstrations run) once "
+                  f"each; skipping gains = every cell run / in-process\n")
             print(latency_table(lat))
         if "capacity" in sections:
             cap = capacity(root, sizes)

@@ -105,9 +105,9 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
     assert rows["of which per notebook, after the start"] == ["0.30", "8%", "10"]
     assert rows["stock nbgrader autograde, per submission"] == ["10.00", "250%", "10"]
     lat = {"00-getting-started": {"notebook": 2.0, "command": 4.0, "in-process": 3.0,
-                                  "stages": {"start": (0.8, 3)}}}
+                                  "every cell": 4.5, "stages": {"start": (0.8, 3)}}}
     assert cells(bench.latency_table(lat))["00-getting-started"] == [
-        "2.00", "4.00", "3.00", "0.80", "+2.00", "+1.00"]
+        "2.00", "4.00", "3.00", "0.80", "+2.00", "+1.00", "4.50", "1.50x"]
     cap = [{"size": 10, "jobs": 1, "seconds": 60.0, "per_minute": 10.0, "worker_mib": 150.0,
             "tree_mib": 150.0, "same_scores": True}]
     assert cells(bench.capacity_table(cap))["10"] == ["1", "60.0", "10.0", "150", "150", "yes"]
