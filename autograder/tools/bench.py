@@ -13,17 +13,19 @@
    after the last grade.
 3. Single-submission latency: one submission graded alone (``python -m autograder grade NOTEBOOK``
    end to end, and ``grade_notebook`` in-process) against the same notebook run from a fresh
-   kernel (nbclient), medians of a few repeats.
-4. Capacity: 10, 40, 80... distinct submissions of the two lightest assignments with ``--jobs 1``
+   kernel (nbclient), medians of a few repeats; beside them, the grading with every cell run
+   (``--demonstrations run``): what skipping the demonstration cells gains.
+4. Capacity: 10 and 40 (``--capacity``) distinct submissions of the two lightest assignments with ``--jobs 1``
    and ``--jobs 2``: submissions per minute, peak memory per worker, a projection for a class of
    1000 and for a 32-core server.
 5. Goals beside the measurements, PASS or MISS.
 6. Each solution notebook's run time from a fresh kernel against its budget (15 s; 20 s for 10,
    30 s for 11), and the attention kernels.
 
-With the defaults (3 submissions per assignment, 2 latency repeats), the comparison and latency
-sections alone took 25 minutes on a 2-core machine (benchmarks/README.md); ``--assignments``,
-``--per-assignment`` and ``--only`` choose a smaller run.
+With the defaults (3 submissions per assignment, 2 latency repeats, capacity at 10 and 40), the
+whole run takes about 20 minutes on a 2-core machine (benchmarks/README.md, from a run at
+``10,40,80`` less its 80-submission rows); ``--assignments``,
+``--per-assignment`` and ``--only`` choose a smaller run, ``--capacity 10,40,80`` a longer curve.
 
 Machines are shared and noisy: read the ratios of runs made minutes apart in this one process.
 """
@@ -779,7 +781,7 @@ def main(argv=None):
     parser.add_argument("--latency-repeats", type=int, default=2,
                         help="gradings of each reference submission alone, by the command line "
                              "and in-process (default %(default)s)")
-    parser.add_argument("--capacity", default="10,40,80",
+    parser.add_argument("--capacity", default="10,40",
                         help="class sizes for the capacity curve, e.g. 10,40,160 "
                              "(default %(default)s)")
     parser.add_argument("--only", default="compare,latency,capacity,fonts,notebooks,kernels",
