@@ -40,10 +40,11 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def is_demonstration(cell: notebook.Cell) -> bool:
-    """A locked code cell tagged ``demonstration`` (read this from the release's cell)."""
-    tags = cell.get("metadata", {}).get("tags", [])
-    return cell.get("cell_type") == "code" and isinstance(tags, list) and TAG in tags \
-        and notebook.is_locked(cell)
+    """A locked code cell tagged ``demonstration`` that is not a graded one (a visible check is
+    always run): read this from the release's cell."""
+    graded = cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+    return cell.get("cell_type") == "code" and tagged(cell) and notebook.is_locked(cell) \
+        and not graded
 
 
 def tagged(cell: notebook.Cell) -> bool:
@@ -179,7 +180,7 @@ def _base(node: ast.AST) -> str | None:
 
 
 def changes_outside(source: str, modules: set[str], read_later: set[str],
-                    demonstrated: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
+                    demonstrated: Iterable[str] = ()) -> list[str]:
     """What a cell may change of objects it did not create: a store into an attribute or item of
     a name it does not bind (nor only ``demonstrated`` cells do), or a method called on such a
     name that later code reads (modules excepted: ``np.zeros(...)`` changes nothing of ``np``)."""
@@ -224,19 +225,18 @@ def problems(solution: notebook.Notebook, graded_sources: Iterable[str]) -> list
         if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
             graded_reads |= reads(notebook.source(cell))
     modules = _modules(cells)
-    demonstrated = set()  # names only demonstration cells bind: objects no graded code can reach
-    for cell in cells:
-        demonstrated |= bound(notebook.source(cell)) if is_demonstration(cell) else set()
-    for cell in cells:
-        demonstrated -= set() if is_demonstration(cell) else bound(notebook.source(cell))
+    # names only demonstration cells bind: objects that no code run when skipping can reach
+    demonstrated = set().union(*(bound(notebook.source(c)) for c in cells if is_demonstration(c)))
+    demonstrated -= set().union(*(bound(notebook.source(c)) for c in cells
+                                  if not is_demonstration(c)))
     found = []
     for index, cell in enumerate(cells):
         if not tagged(cell):
             continue
         label = notebook.grade_id(cell) or f"code cell {index + 1}"
         if not is_demonstration(cell):
-            found.append(f"{label}: tagged {TAG!r} but not a locked cell; the learner could "
-                         f"change it, so it must be run")
+            found.append(f"{label}: tagged {TAG!r} but not a locked cell that is not graded; "
+                         f"the learner could change it, or it is a check, so it must be run")
             continue
         later = set(graded_reads)
         for other in cells[index + 1:]:

@@ -65,8 +65,11 @@ def test_a_demonstration_that_binds_what_later_code_reads_is_refused():
 
 def test_a_demonstration_must_be_locked_and_must_not_change_objects_it_did_not_create():
     found = problems(code("x = 1", demonstration=True, locked=False, gid="try"))
-    assert found == ["try: tagged 'demonstration' but not a locked cell; the learner could "
-                     "change it, so it must be run"]
+    assert found == ["try: tagged 'demonstration' but not a locked cell that is not graded; "
+                     "the learner could change it, or it is a check, so it must be run"]
+    check = code("check(f)", demonstration=True, gid="check_f")
+    check["metadata"]["nbgrader"]["grade"] = True  # a visible check is always run
+    assert not demonstrations.is_demonstration(check) and problems(check)
     shared = code("params = {}\nrng = make()")
     assert any("stores into params['W']" in f for f in problems(
         shared, code("params['W'] = 0", demonstration=True)))
