@@ -135,11 +135,9 @@ CLAIMS = [
                 "'W_k': start_params['W_k'] * d_k ** -0.25}, first, False) "
                 "- translator_weights(start_params, first, True)).max()", high=1e-12, every_seed=True),
     # the optional longer run
-    Claim(quote="the undivided decoder's alignment accuracy stays between 79% and 82%",
-          value="long_found['scores undivided'][after].min()", low=0.775, high=0.80,
-          setting="LONGER_RUN = True"),
-    Claim(quote="the undivided decoder's alignment accuracy stays between 79% and 82%",
-          value="long_found['scores undivided'][after].max()", low=0.81, high=0.83,
+    # (the lowest value depends on the machine's floating point: 0.79 on one, 0.74 on another)
+    Claim(quote="the undivided decoder's alignment accuracy never rises above 82%",
+          value="long_found['scores undivided'][after].max()", high=0.825,
           setting="LONGER_RUN = True"),
     Claim(quote="while the scaled decoder's stays above 98%",
           value="long_found['scores / sqrt(d_k)'][after].min()", low=0.975, setting="LONGER_RUN = True"),
