@@ -15,9 +15,9 @@ What makes skipping safe is checked in three ways:
   such a name that later code reads.
 - A test grades the reference and every mutant and alternative in the catalogue with and without
   skipping, and requires identical results.
-- At grading time, :func:`needs_full_run` sends a submission whose skipped run may differ from a
-  full one (a ``NameError``, or a failing test in a notebook whose own code mentions a name a
-  demonstration cell binds) to be graded again with every cell run.
+- At grading time, :func:`needs_full_run` sends a submission whose skipped run raised a
+  ``NameError`` (its own code read a name only a demonstration binds) to be graded again with
+  every cell run.
 
 A cell that is not re-run keeps the figures of the learner's own submitted copy, images only
 (:func:`submitted_figures`), labelled as such.
@@ -25,7 +25,6 @@ A cell that is not re-run keeps the figures of the learner's own submitted copy,
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterable, Iterator
 
 from . import figures, notebook
@@ -36,7 +35,6 @@ NOT_RERUN = ("[{count} figure(s) from your submitted notebook; this demonstratio
              "re-run by the grader: no grade depends on it]\n")
 NOT_RERUN_EMPTY = ("[this demonstration cell was not re-run by the grader: no grade depends on "
                    "it]\n")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def is_demonstration(cell: notebook.Cell) -> bool:
@@ -288,19 +286,9 @@ def keep_submitted_figures(executed: notebook.Notebook, submitted: notebook.Note
             cell["outputs"] = not_rerun_outputs(figures.get(notebook.grade_id(cell) or "", []))
 
 
-def needs_full_run(executed: notebook.Notebook, released: notebook.Notebook,
-                   names: set[str], messages: Iterable[str], failed: bool) -> bool:
+def needs_full_run(messages: Iterable[str]) -> bool:
     """Whether a submission graded with its demonstration cells skipped must be graded again in
-    full: something raised a NameError (a name a skipped cell binds, perhaps), or a test failed
-    and a cell the learner wrote mentions a name a skipped cell binds."""
-    if any("NameError" in message for message in messages):
-        return True
-    if not failed or not names:
-        return False
-    given = {notebook.source(c) for c in released["cells"] if c.get("cell_type") == "code"}
-    for cell in executed["cells"]:
-        text = notebook.source(cell)
-        if cell.get("cell_type") == "code" and text not in given and \
-                names & set(_WORD.findall(text)):
-            return True
-    return False
+    full: something raised a NameError (a name a skipped cell binds, perhaps). The release's own
+    code cannot (the authoring check and the proof say so); a learner's can, by reading a name
+    only a demonstration binds."""
+    return any("NameError" in message for message in messages)

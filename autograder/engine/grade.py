@@ -243,9 +243,7 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
         skip = options.demonstrations == "skip" and any(
             demonstrations.is_demonstration(cell) for cell in executed["cells"])
         results, more, ran = _run_and_test(executed, assignment, options, deadline, skip)
-        if skip and demonstrations.needs_full_run(
-                executed, released, demonstrations.skipped_names(released),
-                more + [t.feedback for t in results], any(not t.passed for t in results)):
+        if skip and demonstrations.needs_full_run(more + [t.feedback for t in results]):
             # a name a skipped cell binds may be why: the notebook is graded again, every cell run
             executed, _ = notebook.restore_locked(submitted, notebook.load(assignment.release))
             results, more, ran = _run_and_test(executed, assignment, options, deadline, False)
