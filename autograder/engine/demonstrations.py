@@ -71,15 +71,23 @@ def _module_level(tree: ast.AST) -> Iterator[ast.AST]:
             todo += ast.iter_child_nodes(node)
 
 
+def _imported(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The names an import statement binds."""
+    return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+
+
 def bound(source: str) -> set[str]:
     """Names a cell binds in the notebook's global namespace."""
-    tree = ast.parse(source)
+    return _bound_in(ast.parse(source))
+
+
+def _bound_in(tree: ast.Module) -> set[str]:
     names: set[str] = set()
     for node in _module_level(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            names |= _imported(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.ExceptHandler) and node.name:
@@ -152,7 +160,7 @@ def _reads_in(statements: list[ast.stmt], bound_so_far: set[str], found: set[str
             functions = [n for n in ast.walk(statement) if isinstance(n, ast.Lambda)]
             for function in functions:
                 found |= _free(function)
-        bound_so_far |= bound(ast.unparse(statement))
+        bound_so_far |= _bound_in(ast.Module(body=[statement], type_ignores=[]))
 
 
 def _all_bound(tree: ast.AST) -> set[str]:
@@ -165,7 +173,7 @@ def _all_bound(tree: ast.AST) -> set[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            names |= _imported(node)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             names.add(node.name)
     return names
@@ -205,7 +213,7 @@ def _modules(cells: Iterable[notebook.Cell]) -> set[str]:
     for cell in cells:
         for node in ast.walk(ast.parse(notebook.source(cell))):
             if isinstance(node, ast.Import):
-                names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+                names |= _imported(node)
             elif isinstance(node, ast.ImportFrom):  # from helpers import plots: a module too
                 names |= {a.asname or a.name for a in node.names}
     return names
@@ -246,15 +254,6 @@ def problems(solution: notebook.Notebook, graded_sources: Iterable[str]) -> list
         found += [f"{label}: {change}" for change in changes_outside(source, modules, later,
                                                                      demonstrated)]
     return found
-
-
-def skipped_names(released: notebook.Notebook) -> set[str]:
-    """Every name the demonstration cells of ``released`` bind."""
-    names: set[str] = set()
-    for cell in released["cells"]:
-        if is_demonstration(cell):
-            names |= bound(notebook.source(cell))
-    return names
 
 
 # ------------------------------------------------------------------ grading (untrusted input)
