@@ -125,20 +125,12 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
         """The grading options these settings stand for."""
         return options.from_values({s.name: getattr(self, s.name) for s in options.settings()})
 
-    def _submission_problem(self, resources: dict[str, Any]) -> str | None:
-        """Why the submitted file must not be graded (a link, a special file), or None.
-
-        nbgrader reads submissions following links; the submitted file itself is checked here,
-        without following any link between the course's submitted folder and the notebook."""
-        try:
-            self._submitted_bytes(resources)
-        except notebook.NotebookProblem as problem:
-            return str(problem)
-        return None
-
     def _submitted_bytes(self, resources: dict[str, Any]) -> bytes | None:
-        """The submitted file as the learner handed it in (nbgrader's copy has no outputs), read
-        without following links; None when it is not in the course's submitted folder."""
+        """The submitted file as the learner handed it in (nbgrader's copy has no outputs); None
+        when it is not in the course's submitted folder. nbgrader reads submissions following
+        links; this reads the file itself, without following any link between the course's
+        submitted folder and the notebook: NotebookProblem says why it must not be graded (a
+        link, a special file)."""
         info = resources["nbgrader"]
         coursedir = CourseDirectory(config=self.config)
         root = Path(coursedir.root) / coursedir.submitted_directory
@@ -148,15 +140,16 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
             return None
         return notebook.read_regular(path, root=root)
 
-    def _with_submitted_figures(self, plain: dict[str, Any],
-                                resources: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _with_submitted_figures(plain: dict[str, Any], raw: bytes | None) -> dict[str, Any]:
         """``plain`` (nbgrader's copy of the submission, outputs cleared) with the figures the
-        learner's own locked cells showed, read from the submitted file in a bounded child
-        process: a demonstration cell the grader does not re-run shows them
+        learner's own locked cells showed, read from the submitted file's bytes ``raw`` in a
+        bounded child process: a demonstration cell the grader does not re-run shows them
         (:mod:`autograder.engine.demonstrations`)."""
+        if raw is None:
+            return plain
         try:
-            raw = self._submitted_bytes(resources)
-            submitted = notebook.read_submission(raw)[0] if raw is not None else {"cells": []}
+            submitted = notebook.read_submission(raw)[0]
         except (notebook.NotebookProblem, RuntimeError):
             return plain
         shown = {notebook.grade_id(c): c["outputs"] for c in submitted["cells"]
@@ -178,7 +171,11 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
         course = Course.from_root(coursedir.root, solutions=coursedir.source_directory,
                                   release=coursedir.release_directory)
         assignment = course.assignment(resources["nbgrader"]["assignment"])
-        problem = self._submission_problem(resources)
+        problem, raw = None, None
+        try:
+            raw = self._submitted_bytes(resources)
+        except notebook.NotebookProblem as refused:
+            problem = str(refused)
         executed: dict[str, Any] | None
         if problem is not None:
             # What nbgrader read through the link must not reach the feedback: show the release.
@@ -192,7 +189,7 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
                 path = Path(folder) / f"{name}.ipynb"
                 shown = json.loads(json.dumps(nb))
                 if self.demonstrations == "skip":
-                    shown = self._with_submitted_figures(shown, resources)
+                    shown = self._with_submitted_figures(shown, raw)
                 path.write_text(json.dumps(shown), encoding="utf-8")
                 result, executed = grade.grade_notebook(
                     path, assignment, self.options(),
