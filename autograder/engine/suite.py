@@ -207,7 +207,12 @@ def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
         raise LookupError(f"no hidden suite for assignment {assignment.name!r} (no folder {path})")
     # -c os.devnull: pytest reads no configuration file of the course's (a pyproject.toml could
     # add options or paths), and --confcutdir loads conftest.py files from the suites folder down.
+    # Scores are read from the exceptions themselves (_Plugin), so pytest formats failures the
+    # cheap way (--tb=native: a long traceback parses the source of every frame, 60 ms for each
+    # failing test) and does not collect garbage after every session to look for unraisable
+    # exceptions, which no score reads either.
     args = [str(path), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "-p", "no:unraisableexception", "-p", "no:threadexception", "--tb=native",
             "--import-mode=importlib", "-c", os.devnull, "--rootdir", str(path),
             "--confcutdir", str(assignment.course.suites_folder),
             "-W", "ignore::pytest.PytestAssertRewriteWarning"]
