@@ -101,6 +101,18 @@ def _lexical_code(word):
 
 def embed(sentence):
     """The matrix X, shape (len(sentence), D_MODEL), whose row i is the feature vector of word i."""
+    return _embedded(sentence).copy()
+
+
+def _embedded(sentence):
+    """embed(sentence), computed once per sentence: the result is shared, never to be written."""
+    try:
+        return _embedded_cached(sentence)
+    except TypeError:  # a sentence built from lists cannot be a cache key: computed each time
+        return _embed(sentence)
+
+
+def _embed(sentence):
     X = np.zeros((len(sentence), D_MODEL))
     for i, word in enumerate(sentence.words):
         X[i, feature(sentence.pos[i])] = 1.0
@@ -108,6 +120,13 @@ def embed(sentence):
         if sentence.number[i]:
             X[i, feature(sentence.number[i])] = 1.0
         X[i, feature("lex0"):] = _lexical_code(word)
+    return X
+
+
+@functools.lru_cache(maxsize=4096)
+def _embedded_cached(sentence):
+    X = _embed(sentence)
+    X.flags.writeable = False  # shared by every caller
     return X
 
 
@@ -336,7 +355,7 @@ def verb_weights(W_q, W_k, sentence):
     into weights.
     """
     W_q, W_k = _check_weights(W_q, W_k)
-    X = embed(sentence)
+    X = _embedded(sentence)  # read only: no copy needed
     v = sentence.verb
     scores = (X[v] @ W_q) @ (X[: v + 1] @ W_k).T / np.sqrt(W_q.shape[1])
     e = np.exp(scores - scores.max())
