@@ -109,7 +109,9 @@ def main() -> None:
         return bind(app, socket, port)
 
     setattr(kernelapp.IPKernelApp, "_bind_socket", bind_to_descriptor)
-    kernelapp.launch_new_instance()
+    # ipykernel sleeps 0.5 ms after every execution, once a tenth of a call's round trip: the
+    # grader tells outputs apart by their request's id, and iopub keeps their order.
+    kernelapp.launch_new_instance(sys.argv[1:] + ["--Kernel._execute_sleep=0"])
 
 
 def source() -> str:
