@@ -20,10 +20,12 @@ file any other way.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from . import notebook
 
@@ -147,3 +149,31 @@ class Assignment:
 
     def __str__(self) -> str:
         return self.name
+
+
+# The digest of files whose status (size, times, inode) has not changed since it was computed.
+_digests: dict[tuple[Path, ...], tuple[tuple[Any, ...], str]] = {}
+
+
+def contents_digest(paths: Sequence[Path]) -> str:
+    """The SHA-256 of the contents of ``paths`` (a missing file counts as empty), read again only
+    when a file's status changed: a suite asks for it on every call of a catalogued mistake."""
+    key = tuple(paths)
+    now = tuple(status(path) for path in key)
+    known = _digests.get(key)
+    if known is not None and known[0] == now:
+        return known[1]
+    found = hashlib.sha256(b"".join(p.read_bytes() + b"\0" if p.exists() else b"\0"
+                                    for p in key)).hexdigest()
+    _digests[key] = (now, found)
+    return found
+
+
+def status(path: Path) -> tuple[Any, ...]:
+    """What changes when a file is written, replaced or removed: its inode, size and times
+    (empty for a missing file)."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return ()
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import demonstrations
-from .assignment import Assignment
+from .assignment import Assignment, status
 from .options import Options, result_values
 from .result import Result
 
@@ -182,19 +182,33 @@ def suite_files(assignment: Assignment) -> list[Path]:
     return files + ([conftest] if conftest.is_file() else [])
 
 
+# What the suite, the solution and the release contribute to a version, by the status of their
+# files: read and parsed again only when one of them is added, removed or written.
+_read: dict[tuple[tuple[str, tuple[Any, ...]], ...], tuple[tuple[str, ...], bytes]] = {}
+
+
 def version(assignment: Assignment) -> str:
     """A digest of everything a score of ``assignment`` depends on but the notebook and the
     settings: the grading code, the suite, the reference and the release."""
-    files = suite_files(assignment)
+    files = [*suite_files(assignment), assignment.solution, assignment.release]
+    key = tuple((str(path), status(path)) for path in files)
+    if key not in _read:
+        _read[key] = _course_files(assignment, files)
+    modules, contents = _read[key]
+    return hashlib.sha256(code_digest(modules).encode() + contents).hexdigest()[:16]
+
+
+def _course_files(assignment: Assignment, files: list[Path]) -> tuple[tuple[str, ...], bytes]:
+    """(the modules the suite's files import, and the entry point; a digest of every file)."""
     modules = {ENTRY_POINT}
     for path in files:
         if path.suffix == ".py":
             modules |= imported_names(path)
-    digest = hashlib.sha256(code_digest(tuple(sorted(modules))).encode())
-    for path in [*files, assignment.solution, assignment.release]:
+    digest = hashlib.sha256()
+    for path in files:
         digest.update(str(path.relative_to(assignment.course.root)).encode() + b"\0"
                       + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    return tuple(sorted(modules)), digest.digest()
 
 
 # ------------------------------------------------------------------ kept results

@@ -37,7 +37,7 @@ from typing import Any, Callable, Generator, Iterator, Sequence, TypeVar
 import numpy as np
 
 from . import agent, reference, wire
-from .assignment import Assignment
+from .assignment import Assignment, contents_digest
 from .notebook import source as cell_source
 
 Function = TypeVar("Function", bound=Callable[..., Any])
@@ -131,7 +131,7 @@ def entries(assignment: Assignment | str) -> tuple[Entry, ...]:
     """All catalogue entries of an assignment, in file order."""
     assignment = resolve(assignment)
     paths = [assignment.suite / f"{kind}.py" for kind in KINDS]
-    digest = reference.digest(paths)
+    digest = contents_digest(paths)
     if (assignment, digest) in _entries:
         return _entries[assignment, digest]
     found = []

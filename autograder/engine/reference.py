@@ -6,43 +6,16 @@ notebook gives the learner). Nothing is written twice.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-from pathlib import Path
 from types import CodeType
-from typing import Any, Sequence
+from typing import Any
 
-from .assignment import Assignment
+from .assignment import Assignment, contents_digest
 from .notebook import source
 
 # Compiled definitions, by notebook path and content: an edited notebook is compiled anew, even in
 # a process that keeps running (the formgrader).
 _compiled: dict[tuple[str, str], list[CodeType]] = {}
-# The digest of files whose status (size, times, inode) has not changed since it was computed.
-_digests: dict[tuple[Path, ...], tuple[tuple[Any, ...], str]] = {}
-
-
-def digest(paths: Sequence[Path]) -> str:
-    """The SHA-256 of the contents of ``paths`` (a missing file counts as empty), read again only
-    when a file's status changed: a suite asks for it on every call of a catalogued mistake."""
-    key = tuple(paths)
-    status = tuple(_status(path) for path in key)
-    known = _digests.get(key)
-    if known is not None and known[0] == status:
-        return known[1]
-    found = hashlib.sha256(b"".join(p.read_bytes() + b"\0" if p.exists() else b"\0"
-                                    for p in key)).hexdigest()
-    _digests[key] = (status, found)
-    return found
-
-
-def _status(path: Path) -> tuple[Any, ...]:
-    try:
-        found = os.stat(path)
-    except FileNotFoundError:
-        return ()
-    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
 
 
 def definition_cells(notebook: dict[str, Any]) -> list[dict[str, Any]]:
@@ -58,7 +31,7 @@ def definition_cells(notebook: dict[str, Any]) -> list[dict[str, Any]]:
 
 def compiled(assignment: Assignment) -> list[CodeType]:
     """The reference definitions of ``assignment``, compiled."""
-    key = (str(assignment.solution), digest([assignment.solution]))
+    key = (str(assignment.solution), contents_digest([assignment.solution]))
     if key not in _compiled:
         notebook = json.loads(assignment.solution.read_bytes().decode("utf-8"))
         _compiled[key] = [compile(source(cell), f"<{assignment.name} reference cell {index}>",
