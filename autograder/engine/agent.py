@@ -152,11 +152,14 @@ def handle(request_text: str, namespace: dict[str, Any]) -> str:
                        "error": {"kind": "exception", "message": f"unreadable result ({error})"}})
 
 
+REQUEST_KEY = "autograder_request"  # where an execute request's metadata carries a call
 ENTRY = """
-def __autograder_call__(request_text):
+def __autograder_call__(request_text=None):
     from IPython.display import display
+    if request_text is None:  # the request came in its message's metadata, not in the cell
+        request_text = get_ipython().kernel.get_parent()["metadata"][%r]
     display({%r: __autograder_agent__.handle(request_text, get_ipython().user_ns)}, raw=True)
-""" % MIME
+""" % (REQUEST_KEY, MIME)
 
 
 def bootstrap() -> str:

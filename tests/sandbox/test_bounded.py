@@ -238,8 +238,15 @@ class FloodingClient:
 
     get_msg = get_shell_msg  # as the session's own iopub channel
 
-    def execute(self, *args, **kwargs):
-        return "this cell"
+    class session:  # the client's session makes each request's message
+        @staticmethod
+        def msg(kind, content, metadata=None):
+            return {"header": {"msg_id": "this cell"}, "content": content, "metadata": metadata}
+
+    class shell_channel:  # and its shell channel sends it
+        @staticmethod
+        def send(message):
+            pass
 
     def kernel_info(self):
         return "this request"
@@ -403,6 +410,24 @@ def test_a_figure_is_drawn_in_the_sandbox_and_kept_apart_from_the_text_allowance
         assert any("after the figure" in o.get("text", "") for o in undrawn.outputs)
     assert confinement.kernel_environment("/h")["MPLBACKEND"] == confinement.INLINE_BACKEND
     assert confinement.kernel_environment("/h", figures=False)["MPLBACKEND"] == "Agg"
+
+
+def test_a_calls_arguments_travel_in_its_message_not_in_a_cell_the_kernel_echoes():
+    """A call's request rides in its execute request's metadata: the cell is
+    ``__autograder_call__()``, whatever the arguments weigh. In a cell's text, IPython would
+    tokenize megabytes of arguments (a tenth of a second per MiB), and the kernel would echo
+    them back on iopub (execute_input), counted against the submission's total."""
+    import numpy as np
+    big = np.arange(250_000, dtype=float)  # 2 MB of float64, 2.7 MB of text on the wire
+    assert len(wire.request("size", (big,), {}, "n")) > 2_500_000
+    with KernelSession(mode=confinement.BUBBLEWRAP) as session:
+        session.install_agent()
+        assert not session.execute("def size(x):\n    return int(x.size)\n", 30).error
+        assert session.allowance.used < 1_000_000
+        before = session.allowance.used
+        reply = session.call("size", (big,), {}, 60)
+        assert reply["ok"] and reply["value"] == 250_000
+        assert session.allowance.used - before < 100_000  # the reply, not the arguments
 
 
 def test_only_an_image_and_its_text_pass_for_a_figure():
