@@ -140,25 +140,6 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
             return None
         return notebook.read_regular(path, root=root)
 
-    @staticmethod
-    def _with_submitted_figures(plain: dict[str, Any], raw: bytes | None) -> dict[str, Any]:
-        """``plain`` (nbgrader's copy of the submission, outputs cleared) with the figures the
-        learner's own locked cells showed, read from the submitted file's bytes ``raw`` in a
-        bounded child process: a demonstration cell the grader does not re-run shows them
-        (:mod:`autograder.engine.demonstrations`)."""
-        if raw is None:
-            return plain
-        try:
-            submitted = notebook.read_submission(raw)[0]
-        except (notebook.NotebookProblem, RuntimeError):
-            return plain
-        shown = {notebook.grade_id(c): c["outputs"] for c in submitted["cells"]
-                 if c.get("outputs") and notebook.grade_id(c)}
-        for cell in plain["cells"]:
-            if cell.get("cell_type") == "code" and notebook.grade_id(cell) in shown:
-                cell["outputs"] = shown[notebook.grade_id(cell)]
-        return plain
-
     def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         name = resources["nbgrader"]["notebook"]
         for value, kind in ((resources["nbgrader"]["student"], "student id"),
@@ -187,13 +168,13 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
             with tempfile.TemporaryDirectory(
                     prefix=f"{lifetime.RUNTIME_PREFIX}{os.getpid()}-autograde-") as folder:
                 path = Path(folder) / f"{name}.ipynb"
-                shown = json.loads(json.dumps(nb))
-                if self.demonstrations == "skip":
-                    shown = self._with_submitted_figures(shown, raw)
-                path.write_text(json.dumps(shown), encoding="utf-8")
+                path.write_text(json.dumps(nb), encoding="utf-8")
+                # nbgrader's copy has no outputs: a demonstration cell not re-run shows the
+                # figures of the learner's own file, read with the copy in one bounded child
                 result, executed = grade.grade_notebook(
                     path, assignment, self.options(),
-                    cache_folder=folders.cache_dir(folders.state_dir(coursedir.root)))
+                    cache_folder=folders.cache_dir(folders.state_dir(coursedir.root)),
+                    figures_from=raw)
         for error in result.errors:
             self.log.warning("%s/%s: %s", assignment.name, name, error)
         for flag in result.flags:

@@ -195,7 +195,8 @@ def grade_safely(path: str | Path, assignment: Assignment, options: Options,
 
 
 def grade_notebook(path: str | Path, assignment: Assignment, options: Options | None = None,
-                   cache_folder: str | Path | None = None, root: str | Path | None = None
+                   cache_folder: str | Path | None = None, root: str | Path | None = None,
+                   figures_from: bytes | None = None
                    ) -> tuple[Result, notebook.Notebook | None]:
     """Grade ``path`` as a submission of ``assignment``; return ``(result, executed notebook)``.
     Never raises for a bad submission.
@@ -204,7 +205,9 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
     it may be a link either). With ``cache_folder``, a notebook whose graded content (cells after
     restoring the locked ones), settings and assignment version were graded before is not graded
     again (:mod:`autograder.engine.cache`); results are written there atomically as soon as they
-    are known, so an interrupted class resumes where it stopped.
+    are known, so an interrupted class resumes where it stopped. ``figures_from`` is the
+    learner's own file when ``path`` is a copy without outputs (nbgrader's): a demonstration
+    cell not re-run shows the figures of that file (:func:`notebook.read_submission`).
     """
     options = options or Options()
     started = time.monotonic()
@@ -217,7 +220,8 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
         raw = notebook.read_regular(path, root=root)
         # Parsed and flagged in a child process bounded in memory and time (never here).
         submitted, flags = notebook.read_submission(raw, max(1.0, min(
-            3 * notebook.READ_CPU_SECONDS, options.budget - (time.monotonic() - started))))
+            3 * notebook.READ_CPU_SECONDS, options.budget - (time.monotonic() - started))),
+            figures_from if options.demonstrations == "skip" else None)
         del raw
         released = notebook.load(assignment.release)
         executed, notes = notebook.restore_locked(submitted, released)

@@ -124,20 +124,29 @@ def canonical(notebook: Notebook) -> Notebook:
 
 READER = """import importlib, sys
 sys.path.insert(0, sys.argv[1])
-importlib.import_module(sys.argv[2])._read_in_child(int(sys.argv[3]))
+importlib.import_module(sys.argv[2])._read_in_child(int(sys.argv[3]), sys.argv[4:] == ["figures"])
 """
+SIZE_DIGITS = 20  # the length of the first file, in decimal, before two files sent at once
 
 
-def read_submission(raw: bytes, timeout: float | None = None) -> tuple[Notebook, list[str]]:
+def read_submission(raw: bytes, timeout: float | None = None,
+                    figures_from: bytes | None = None) -> tuple[Notebook, list[str]]:
     """``(notebook, flags)`` of a submission's bytes, read in a child process that may use
     :data:`READ_MEMORY` of memory and :data:`READ_CPU_SECONDS` of CPU time: a notebook that needs
     more is refused with a NotebookProblem. ``timeout`` (seconds of wall-clock time, by default
-    three times the CPU time) is for a machine too busy to read it: RuntimeError, not a verdict."""
+    three times the CPU time) is for a machine too busy to read it: RuntimeError, not a verdict.
+
+    ``figures_from`` is the learner's own file when ``raw`` is a copy without outputs (nbgrader's
+    is): each code cell of ``raw`` then shows the figures of the locked cell with its grade id
+    in ``figures_from``, read by the same child (a file it cannot read gives no figures)."""
     package = str(Path(__file__).resolve().parents[len(__name__.split(".")) - 1])
     timeout = timeout or 3 * READ_CPU_SECONDS
+    command = [sys.executable, "-I", "-S", "-c", READER, package, __name__, str(os.getpid())]
+    if figures_from is not None:
+        command.append("figures")
+        raw = str(len(raw)).zfill(SIZE_DIGITS).encode() + raw + figures_from
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", READER, package, __name__,
-                               str(os.getpid())], input=raw, capture_output=True,
+        done = subprocess.run(command, input=raw, capture_output=True,
                               timeout=timeout, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"reading the notebook did not finish within {timeout:g} s") from None
@@ -155,8 +164,10 @@ def read_submission(raw: bytes, timeout: float | None = None) -> tuple[Notebook,
     return answer["notebook"], list(answer["flags"])
 
 
-def _read_in_child(parent: int) -> None:
-    """The child's side of :func:`read_submission`: stdin's bytes in, one JSON answer out."""
+def _read_in_child(parent: int, with_figures: bool = False) -> None:
+    """The child's side of :func:`read_submission`: stdin's bytes in (with ``with_figures``, the
+    submission's length in :data:`SIZE_DIGITS` digits, the submission, the file to take figures
+    from), one JSON answer out."""
     import resource
     from . import flags
     from ..sandbox.lifetime import die_with_parent
@@ -168,7 +179,18 @@ def _read_in_child(parent: int) -> None:
         except (ValueError, OSError):  # macOS refuses an address-space limit
             pass
     try:
-        notebook = canonical(parse(sys.stdin.buffer.read(MAX_BYTES + 1)[:MAX_BYTES]))
+        if with_figures:
+            size = int(sys.stdin.buffer.read(SIZE_DIGITS))
+            raw = sys.stdin.buffer.read(size)[:MAX_BYTES]
+            shown = _figures_of(sys.stdin.buffer.read(MAX_BYTES + 1)[:MAX_BYTES])
+            read = parse(raw)
+            del raw
+            for cell in read["cells"]:
+                if cell["cell_type"] == "code" and grade_id(cell) in shown:
+                    cell["outputs"] = shown[grade_id(cell) or ""]
+            notebook = canonical(read)
+        else:
+            notebook = canonical(parse(sys.stdin.buffer.read(MAX_BYTES + 1)[:MAX_BYTES]))
         answer = {"notebook": notebook, "flags": flags.scan(notebook)}
         text = json.dumps(answer, ensure_ascii=False)
     except NotebookProblem as problem:
@@ -178,6 +200,17 @@ def _read_in_child(parent: int) -> None:
             f"the notebook is too large or too deeply nested for the grader to read within "
             f"{READ_MEMORY >> 20} MiB of memory; remove the oversized cell and resubmit")})
     sys.stdout.buffer.write(text.encode("utf-8", "surrogatepass"))
+
+
+def _figures_of(raw: bytes) -> dict[str, list[figures.Output]]:
+    """grade id -> the figures its locked cell shows in the notebook ``raw`` (as
+    :func:`check_structure` keeps them); none when ``raw`` is no notebook that can be read."""
+    try:
+        read = canonical(parse(raw))
+    except (NotebookProblem, MemoryError, RecursionError):
+        return {}
+    return {gid: cell["outputs"] for cell in read["cells"]
+            if cell.get("outputs") and (gid := grade_id(cell)) is not None}
 
 
 def load(path: str | Path, root: str | Path | None = None) -> Notebook:

@@ -122,6 +122,36 @@ def test_only_a_submitted_png_image_is_kept_for_a_cell_not_run_again():
     assert "not re-run" in demonstrations.not_rerun_outputs([])[0]["text"]
 
 
+def test_a_copy_without_outputs_is_read_with_the_learners_own_figures_in_one_child():
+    """nbgrader hands the grader a copy of the submission without outputs; the learner's own file
+    gives the figures, read by the same bounded child: a locked cell's images only, matched by
+    grade id, and none from a file that cannot be read, which still leaves the copy graded."""
+    image = {"output_type": "display_data", "metadata": {},
+             "data": {"image/png": PNG, "text/plain": "<Figure>"}}
+    text = {"output_type": "stream", "name": "stdout", "text": "accuracy 100%"}
+
+    def document(with_outputs):
+        cells = [code("plot()", demonstration=True, gid="demo"),
+                 code("x = 1", gid="free", locked=False)]
+        if with_outputs:
+            cells[0]["outputs"] = [text, image]
+            cells[1]["outputs"] = [image]  # not locked: its outputs are never kept
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                           "nbformat_minor": 5}).encode()
+
+    copy, own = document(False), document(True)
+    read, _ = notebook.read_submission(copy, figures_from=own)
+    demo, free = read["cells"]
+    assert [o["data"]["image/png"] for o in demo["outputs"]] == [PNG]
+    assert free["outputs"] == []
+    assert notebook.read_submission(copy)[0]["cells"][0]["outputs"] == []
+    for unreadable in (b"not a notebook", b"[" * 100_000, own[:-5]):
+        read, _ = notebook.read_submission(copy, figures_from=unreadable)
+        assert [c["outputs"] for c in read["cells"]] == [[], []]
+    with pytest.raises(notebook.NotebookProblem):
+        notebook.read_submission(b"{", figures_from=own)
+
+
 def test_a_submission_is_run_in_full_when_skipping_could_change_its_grade():
     assert demonstrations.needs_full_run(["a cell: NameError: name 'trained' is not defined"])
     assert demonstrations.needs_full_run(["`f` raised NameError: name 'z' is not defined"])
