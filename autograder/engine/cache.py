@@ -86,7 +86,7 @@ def imported_names(path: Path, module: str | None = None, package: bool = False)
     ``x`` is a module. Relative imports are resolved against ``module`` (None: skipped)."""
     found: set[str] = set()
     here = (module if package else module.rpartition(".")[0]) if module else None
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+    for node in _statements(ast.parse(path.read_bytes(), str(path))):
         if isinstance(node, ast.Import):
             bases = [alias.name for alias in node.names]
             extra: list[str] = []
@@ -108,6 +108,19 @@ def imported_names(path: Path, module: str | None = None, package: bool = False)
             found |= {".".join(parts[:depth]) for depth in range(1, len(parts) + 1)}
         found |= set(extra)
     return {name for name in found if name}
+
+
+def _statements(tree: ast.AST) -> Iterable[ast.AST]:
+    """Every statement of ``tree``, however nested (an import is a statement: the expressions,
+    most of a module's nodes, need not be visited)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                todo += [item for item in value
+                         if isinstance(item, (ast.stmt, ast.excepthandler, ast.match_case))]
 
 
 def _source_of(name: str) -> tuple[Path, bool] | None:

@@ -186,3 +186,18 @@ def test_a_changed_reference_py_invalidates_the_results_kept_today(tmp_path):
     after = run_in(top, script, *arguments)
     assert after["score"] == 8.0 and len(after["entries"]) == 2  # graded again, under a new key
     assert entry.stat().st_mtime_ns == stamp
+
+
+def test_every_import_statement_counts_however_nested(tmp_path):
+    """An import inside a function, a class, a branch, a handler or a match case is part of the
+    grading code's closure as much as one at the top."""
+    path = tmp_path / "module.py"
+    path.write_text(
+        "import a\n"
+        "def f():\n    import b.c\n    class K:\n        from d import e\n"
+        "try:\n    pass\nexcept ImportError:\n    import f1\nelse:\n    import f2\n"
+        "finally:\n    import f3\n"
+        "if x:\n    pass\nelse:\n    with y:\n        for z in w:\n            import g\n"
+        "match v:\n    case 1:\n        import h\n"
+        "value = [__import__('not_a_statement')]\n")
+    assert cache.imported_names(path) == {"a", "b", "b.c", "d", "d.e", "f1", "f2", "f3", "g", "h"}
