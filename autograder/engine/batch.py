@@ -24,18 +24,6 @@ from ..sandbox import confinement, lifetime
 Job = tuple[str, Assignment, Options, str | None, str | None]
 
 
-def _digest_before_forking(assignments: set[Assignment]) -> None:
-    """Take each assignment's version here, once: every grading needs it (the cache key), and its
-    first computation in a process digests the grading code (half a second of CPU). Workers
-    forked after this inherit it instead of each computing it again. A version that cannot be
-    taken is left to the workers, which say why for each notebook."""
-    for assignment in assignments:
-        try:
-            cache.version(assignment)
-        except Exception:
-            pass
-
-
 def _worker(job: Job) -> Result:
     path, assignment, options, state, root = job
     return grade.grade_safely(path, assignment, options, state, root)
@@ -106,7 +94,6 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
         for index, job in todo:
             record(index, _worker(job))
     else:
-        _digest_before_forking({job[1] for _, job in todo})
         # Workers die with this process (however it dies), and their kernels with them.
         with concurrent.futures.ProcessPoolExecutor(
                 max_workers=jobs, initializer=lifetime.die_with_parent) as pool:
