@@ -17,6 +17,11 @@ other distributions (numpy, pytest, pyzmq...) by the interpreter's version and t
 version. The grading code's digest is taken once per process (:func:`code_digest`): it is the
 code this process runs. The course's files are read at every call.
 
+A learner's file is also noted by its bytes (:func:`file_key`, under the same settings and
+version): the recording of a class then finds each file the workers graded, and a command run
+again finds every file it graded, without reading it again. A note names the content key its
+file was graded as, and is written only once that result is kept.
+
 Every file the grader writes (a kept result, ``--json``, Gradescope's ``results.json``, a mark of
 the recording) goes through :func:`write_atomically`: a reader sees the whole of it or nothing.
 """
@@ -239,6 +244,35 @@ def content_key(assignment: Assignment, options: Options, content: dict[str, Any
             [c.get("outputs", [])] if demonstrations.is_demonstration(c) else [])
             for c in content["cells"]]).encode())
     return digest.hexdigest()[:32]
+
+
+def file_key(assignment: Assignment, options: Options, raw: bytes) -> str:
+    """Identifies a learner's file by its bytes, under the same settings and version as
+    :func:`content_key`: a file graded before is found without reading it (the recording of a
+    class finds each learner's file graded by the workers; a command run again finds every file
+    it graded)."""
+    return hashlib.sha256(b"file\0" + assignment.name.encode() + b"\0"
+                          + version(assignment).encode() + b"\0"
+                          + json.dumps(result_values(options), sort_keys=True).encode() + b"\0"
+                          + raw).hexdigest()[:32]
+
+
+def lookup_file(folder: str | Path, key: str) -> tuple[Result, dict[str, Any] | None] | None:
+    """What :func:`lookup` keeps for the content the file with :func:`file_key` ``key`` was
+    graded as, or None."""
+    try:
+        content = (Path(folder) / f"{key}.file").read_text()
+    except (OSError, ValueError):
+        return None
+    if len(content) != 32 or not all(c in "0123456789abcdef" for c in content):
+        return None
+    return lookup(folder, content)
+
+
+def store_file(folder: str | Path, key: str, content: str) -> None:
+    """Note that the file with :func:`file_key` ``key`` was graded as ``content`` (a
+    :func:`content_key` whose result is already stored)."""
+    write_atomically(Path(folder) / f"{key}.file", content)
 
 
 def lookup(folder: str | Path, key: str) -> tuple[Result, dict[str, Any] | None] | None:

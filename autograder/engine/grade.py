@@ -216,8 +216,16 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
     flags: list[str] = []
     executed: notebook.Notebook | None = None
     problem = None
+    by_file: str | None = None
     try:
         raw = notebook.read_regular(path, root=root)
+        if cache_folder is not None:  # the learner's own file, graded before: nothing to read
+            by_file = cache.file_key(assignment, options,
+                                     raw if figures_from is None else figures_from)
+            found = cache.lookup_file(cache_folder, by_file)
+            if found is not None:
+                found[0].notebook = str(path)
+                return found
         # Parsed and flagged in a child process bounded in memory and time (never here).
         submitted, flags = notebook.read_submission(raw, max(1.0, min(
             3 * notebook.READ_CPU_SECONDS, options.budget - (time.monotonic() - started))),
@@ -237,6 +245,8 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
         if kept is not None:
             result, kept_notebook = kept
             result.notebook = str(path)
+            if by_file is not None:
+                cache.store_file(cache_folder, by_file, key)
             return result, kept_notebook
     deadline = started + options.budget
     if problem is not None or executed is None:
@@ -258,6 +268,8 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
         result.checks = visible_checks(executed)
     if cache_folder is not None:
         cache.store(cache_folder, key, result, executed)
+        if by_file is not None:  # after the result: a file noted is always found graded
+            cache.store_file(cache_folder, by_file, key)
     _stage(options, "total", started)
     return result, executed
 

@@ -201,3 +201,42 @@ def test_every_import_statement_counts_however_nested(tmp_path):
         "match v:\n    case 1:\n        import h\n"
         "value = [__import__('not_a_statement')]\n")
     assert cache.imported_names(path) == {"a", "b", "b.c", "d", "d.e", "f1", "f2", "f3", "g", "h"}
+
+
+def test_a_file_graded_before_is_found_by_its_bytes_without_being_read_again(tmp_path,
+                                                                             monkeypatch):
+    """The recording finds each learner's file graded by the workers, and a command run again
+    finds every file it graded, by the file's bytes: no child reads it again. nbgrader's copy of a
+    submission (no outputs) is found by the learner's own file, which it names; other bytes,
+    settings or versions are graded."""
+    from autograder.engine import grade, notebook
+    found = COURSE.assignment("00-getting-started")
+    own = tmp_path / "own.ipynb"
+    own.write_text(json.dumps(catalogue.filled_notebook(found)))
+    folder = tmp_path / "cache"
+    settings = Options(sandbox=sandbox_mode(), figures="off")
+    first, _ = grade.grade_notebook(own, found, settings, cache_folder=folder)
+    assert first.score == first.max_score > 0
+    assert cache.lookup_file(folder, cache.file_key(found, settings, own.read_bytes()))
+
+    reads = []
+    real = notebook.read_submission
+    monkeypatch.setattr(notebook, "read_submission",
+                        lambda *args, **kwargs: reads.append(1) or real(*args, **kwargs))
+    again, executed = grade.grade_notebook(own, found, settings, cache_folder=folder)
+    assert reads == [] and again.to_json() == dict(first.to_json(), notebook=str(own))
+    copy = tmp_path / "copy.ipynb"  # nbgrader's copy: the same cells, no outputs
+    copy.write_text(json.dumps(catalogue.filled_notebook(found)) + "\n")
+    by_copy, _ = grade.grade_notebook(copy, found, settings, cache_folder=folder,
+                                      figures_from=own.read_bytes())
+    assert reads == [] and by_copy.score == first.score and by_copy.notebook == str(copy)
+    # without the learner's file named, the copy's own bytes are new: read, and found by content
+    grade.grade_notebook(copy, found, settings, cache_folder=folder)
+    assert reads == [1]
+    other = Options(sandbox=sandbox_mode(), figures="off", budget=settings.budget + 1)
+    assert cache.file_key(found, other, own.read_bytes()) != \
+        cache.file_key(found, settings, own.read_bytes())
+    assert cache.file_key(found, settings, own.read_bytes() + b" ") != \
+        cache.file_key(found, settings, own.read_bytes())
+    (folder / f"{cache.file_key(found, settings, own.read_bytes())}.file").write_text("../x")
+    assert cache.lookup_file(folder, cache.file_key(found, settings, own.read_bytes())) is None
