@@ -22,10 +22,13 @@
 6. Each solution notebook's run time from a fresh kernel against its budget (15 s; 20 s for 10,
    30 s for 11), and the attention kernels.
 
-With the defaults (3 submissions per assignment, 2 latency repeats, capacity at 10 and 40), the
-whole run takes about 20 minutes on a 2-core machine (benchmarks/README.md, from a run at
-``10,40,80`` less its 80-submission rows); ``--assignments``,
-``--per-assignment`` and ``--only`` choose a smaller run, ``--capacity 10,40,80`` a longer curve.
+With the defaults (5 submissions per assignment, 2 latency repeats, capacity at 10 and 40), the
+whole run takes about a quarter of an hour on a 2-core machine (benchmarks/README.md). Five, not
+three: each assignment's row also pays one command's fixed cost (its worker pool, its recording
+process's start), which three notebooks of a few seconds each do not outweigh, so that a row
+measured the start more than the grading and one run to the next could turn it either way.
+``--assignments``, ``--per-assignment`` and ``--only`` choose a smaller run, ``--capacity
+10,40,80`` a longer curve.
 
 Machines are shared and noisy: read the ratios of runs made minutes apart in this one process.
 """
@@ -398,17 +401,19 @@ def stock_path(root, per_assignment):
 
 
 def recording_start(root, repeats=3):
-    """CPU seconds of a recording process that records nobody, ``repeats`` times for each
-    assignment: what recording costs before its first notebook (imports, nbgrader's
-    configuration)."""
+    """Wall seconds of a recording process that records nobody, from its start to its exit,
+    ``repeats`` times for each assignment: what recording costs before its first notebook
+    (imports, nbgrader's configuration), in the unit of the replayed recording it is taken
+    from."""
     from ..course.recorder import Recorder
     state, _ = _fresh_state(root, 0)
     seconds = []
     for _ in range(repeats):
         for assignment in assignments():
+            started = time.perf_counter()
             recorder = Recorder(assignment, cwd=course().root, env=instructor.nbgrader_env(state))
             recorder.close()
-            seconds.append(recorder.cpu_seconds)
+            seconds.append(time.perf_counter() - started)
     return seconds
 
 
@@ -704,7 +709,7 @@ def stage_table(c, stock_per_submission):
     if c.get("recording_fixed") is not None:
         fixed, passes = c["recording_fixed"], c["passes"]
         marginal = max(0.0, c["recording"] - passes * fixed) / c["count"]
-        rows.append(["  of which its start (CPU, one process per assignment)",
+        rows.append(["  of which its start (wall, one process per assignment)",
                      f"{fixed:.2f}", "", passes])
         rows.append(["  of which per notebook, after the start", f"{marginal:.2f}",
                      f"{100 * marginal / total:.0f}%", c["count"]])
@@ -785,9 +790,9 @@ def main(argv=None):
     parser.add_argument("--assignments", default="",
                         help="assignments to compare and time, separated by commas (default: "
                              "every assignment of the course)")
-    parser.add_argument("--per-assignment", type=int, default=3,
+    parser.add_argument("--per-assignment", type=int, default=5,
                         help="distinct submissions per assignment in the comparison (default "
-                             "%(default)s: a class of 36 over the twelve assignments)")
+                             "%(default)s: a class of 60 over the twelve assignments)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of each whole-class comparison (default %(default)s)")

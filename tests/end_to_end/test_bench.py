@@ -101,7 +101,7 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
     assert rows["recording after the last grade (wall, per submission)"] == ["0.10", "2%", "10"]
     assert rows[bench.STAGE_NAMES["execute"]] == ["2.00", "50%", "10"]
     # two recording processes of 1 s before any notebook: (5 - 2) / 10 s per notebook
-    assert rows["of which its start (CPU, one process per assignment)"] == ["1.00", "", "2"]
+    assert rows["of which its start (wall, one process per assignment)"] == ["1.00", "", "2"]
     assert rows["of which per notebook, after the start"] == ["0.30", "8%", "10"]
     # a class of 1000 has one recording process: its start once, then 0.3 s per notebook
     assert bench.class_recording(c, 1000) == pytest.approx((1.0 + 1000 * 0.3) / 1000)
