@@ -157,9 +157,10 @@ _digests: dict[tuple[Path, ...], tuple[tuple[Any, ...], str]] = {}
 
 def contents_digest(paths: Sequence[Path]) -> str:
     """The SHA-256 of the contents of ``paths`` (a missing file counts as empty), read again only
-    when a file's status changed: a suite asks for it on every call of a catalogued mistake."""
+    when a file's status changed: a suite asks for it on every call of a catalogued mistake, and
+    every grading for its assignment's version."""
     key = tuple(paths)
-    now = tuple(status(path) for path in key)
+    now = tuple(_status(path) for path in key)
     known = _digests.get(key)
     if known is not None and known[0] == now:
         return known[1]
@@ -169,7 +170,7 @@ def contents_digest(paths: Sequence[Path]) -> str:
     return found
 
 
-def status(path: Path) -> tuple[Any, ...]:
+def _status(path: Path) -> tuple[Any, ...]:
     """What changes when a file is written, replaced or removed: its inode, size and times
     (empty for a missing file)."""
     try:

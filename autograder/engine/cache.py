@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import demonstrations
-from .assignment import Assignment, status
+from .assignment import Assignment, contents_digest
 from .options import Options, result_values
 from .result import Result
 
@@ -200,33 +200,22 @@ def suite_files(assignment: Assignment) -> list[Path]:
     return files + ([conftest] if conftest.is_file() else [])
 
 
-# What the suite, the solution and the release contribute to a version, by the status of their
-# files: read and parsed again only when one of them is added, removed or written.
-_read: dict[tuple[tuple[str, tuple[Any, ...]], ...], tuple[tuple[str, ...], bytes]] = {}
+# The modules the suite's files import (and the entry point), by the digest of the files they
+# were read from: parsed again only when a file changes.
+_imports: dict[str, tuple[str, ...]] = {}
 
 
 def version(assignment: Assignment) -> str:
     """A digest of everything a score of ``assignment`` depends on but the notebook and the
     settings: the grading code, the suite, the reference and the release."""
     files = [*suite_files(assignment), assignment.solution, assignment.release]
-    key = tuple((str(path), status(path)) for path in files)
-    if key not in _read:
-        _read[key] = _course_files(assignment, files)
-    modules, contents = _read[key]
-    return hashlib.sha256(code_digest(modules).encode() + contents).hexdigest()[:16]
-
-
-def _course_files(assignment: Assignment, files: list[Path]) -> tuple[tuple[str, ...], bytes]:
-    """(the modules the suite's files import, and the entry point; a digest of every file)."""
-    modules = {ENTRY_POINT}
-    for path in files:
-        if path.suffix == ".py":
-            modules |= imported_names(path)
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(str(path.relative_to(assignment.course.root)).encode() + b"\0"
-                      + path.read_bytes() + b"\0")
-    return tuple(sorted(modules)), digest.digest()
+    contents = contents_digest(files)  # read again only when a file's status changes
+    if contents not in _imports:
+        _imports[contents] = tuple(sorted({ENTRY_POINT}.union(
+            *(imported_names(path) for path in files if path.suffix == ".py"))))
+    names = "\0".join(str(path.relative_to(assignment.course.root)) for path in files)
+    return hashlib.sha256(code_digest(_imports[contents]).encode() + b"\0" + names.encode()
+                          + b"\0" + contents.encode()).hexdigest()[:16]
 
 
 # ------------------------------------------------------------------ kept results
