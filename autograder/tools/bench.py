@@ -229,8 +229,13 @@ def class_recording(c, learners=CLASS_SIZE):
         return None
     if c.get("recording_fixed") is None:
         return c["recording"] / c["count"]
-    marginal = max(0.0, c["recording"] - c["passes"] * c["recording_fixed"]) / c["count"]
-    return (c["recording_fixed"] + learners * marginal) / learners
+    return (c["recording_fixed"] + learners * recording_per_notebook(c)) / learners
+
+
+def recording_per_notebook(c):
+    """Seconds of recording per notebook after the starts: the replayed class's recording less
+    one process's start for each assignment, shared among its notebooks."""
+    return max(0.0, c["recording"] - c["passes"] * c["recording_fixed"]) / c["count"]
 
 
 def server_minutes(rows, recording, learners=1000, cores=32):
@@ -707,10 +712,9 @@ def stage_table(c, stock_per_submission):
     rows.append(["recording, replayed alone (wall, per submission)", f"{recording:.2f}",
                  f"{100 * recording / total:.0f}%", c["count"]])
     if c.get("recording_fixed") is not None:
-        fixed, passes = c["recording_fixed"], c["passes"]
-        marginal = max(0.0, c["recording"] - passes * fixed) / c["count"]
+        marginal = recording_per_notebook(c)
         rows.append(["  of which its start (wall, one process per assignment)",
-                     f"{fixed:.2f}", "", passes])
+                     f"{c['recording_fixed']:.2f}", "", c["passes"]])
         rows.append(["  of which per notebook, after the start", f"{marginal:.2f}",
                      f"{100 * marginal / total:.0f}%", c["count"]])
     if c.get("beside") is not None:
