@@ -154,10 +154,10 @@ def handle(request_text: str, namespace: dict[str, Any]) -> str:
 
 REQUEST_KEY = "autograder_request"  # where an execute request's metadata carries a call
 ENTRY = """
-def __autograder_call__(request_text=None):
+def __autograder_call__():
     from IPython.display import display
-    if request_text is None:  # the request came in its message's metadata, not in the cell
-        request_text = get_ipython().kernel.get_parent()["metadata"][%r]
+    # the call is sent beside the cell, in its request's metadata
+    request_text = get_ipython().kernel.get_parent()["metadata"][%r]
     display({%r: __autograder_agent__.handle(request_text, get_ipython().user_ns)}, raw=True)
 """ % (REQUEST_KEY, MIME)
 

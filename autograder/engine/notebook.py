@@ -186,8 +186,8 @@ def _read_in_child(parent: int, with_figures: bool = False) -> None:
             read = parse(raw)
             del raw
             for cell in read["cells"]:
-                if cell["cell_type"] == "code" and grade_id(cell) in shown:
-                    cell["outputs"] = shown[grade_id(cell) or ""]
+                if cell["cell_type"] == "code" and (gid := grade_id(cell)) in shown:
+                    cell["outputs"] = shown[gid]
             notebook = canonical(read)
         else:
             notebook = canonical(parse(sys.stdin.buffer.read(MAX_BYTES + 1)[:MAX_BYTES]))
