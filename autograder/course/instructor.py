@@ -145,7 +145,7 @@ def autograde(assignment: Assignment, jobs: int | None = None, state: str | Path
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     with Recording(assignment, [_learner(p) for p in submitted], options, state,
-                   lock_wait) as recording:
+                   lock_wait, builders=jobs) as recording:
         results = batch.grade_many(submitted, assignment, options, jobs=jobs,
                                    state=cache_dir(state), progress=progress,
                                    root=state / "submitted",
@@ -169,10 +169,12 @@ class RecordingFailed(RuntimeError):
 
 def record(assignment: Assignment, students: list[str], options: Options, state: str | Path,
            lock_wait: float = LOCK_WAIT,
-           recorded: Callable[[Recording], None] | None = None) -> None:
+           recorded: Callable[[Recording], None] | None = None,
+           jobs: int | None = None) -> None:
     """Record ``students``' cached results of ``assignment`` in the gradebook, now (``recorded``:
-    as for :func:`autograde`)."""
-    with Recording(assignment, students, options, state, lock_wait) as recording:
+    as for :func:`autograde`; ``jobs`` building workers, one per core by default)."""
+    with Recording(assignment, students, options, state, lock_wait,
+                   builders=jobs) as recording:
         recording.finish()
     if recorded is not None:
         recorded(recording)
@@ -191,10 +193,13 @@ class Recording:
     until grading is done, then is waited for, up to ``lock_wait`` seconds, then named.
 
     The recording process grades with ``options``, all of them (the cache key holds every
-    setting that can change a result), so it finds every result the grading kept."""
+    setting that can change a result), so it finds every result the grading kept. It builds
+    autograded folders with ``builders`` workers (one per core by default) and writes rows in one
+    writer; ``built`` and ``written`` add up the workers' CPU seconds and the writer's seconds."""
 
     def __init__(self, assignment: Assignment, students: list[str], options: Options,
-                 state: str | Path, lock_wait: float = LOCK_WAIT) -> None:
+                 state: str | Path, lock_wait: float = LOCK_WAIT,
+                 builders: int | None = None) -> None:
         problem = identity.id_problem(assignment.name, "assignment id")
         if problem:
             raise ValueError(problem)
@@ -212,10 +217,12 @@ class Recording:
         self.stopped: str | None = None  # why the recording process is gone, if it is
         self.recorder: Recorder | None = None
         self.waited = 0.0  # seconds finish() took: what recording added after grading
+        self.built = self.written = 0.0
         if self.pending:
             self.recorder = Recorder(assignment.name,
                                      config_arguments(options, "HiddenSuiteGrading"),
-                                     cwd=assignment.course.root, env=nbgrader_env(self.state))
+                                     cwd=assignment.course.root, env=nbgrader_env(self.state),
+                                     builders=(os.cpu_count() or 1) if builders is None else builders)
 
     def _unrecorded(self, students: list[str]) -> list[str]:
         pending = []
@@ -255,6 +262,8 @@ class Recording:
 
     def _take(self, reply: dict[str, Any]) -> None:
         student = reply["student"]
+        self.built += reply.get("build", 0.0)
+        self.written += reply.get("rows", 0.0)
         if reply["status"] == "recorded":
             if self._in_place(student):
                 write_atomically(self.marks / f"{student}.json",

@@ -29,6 +29,7 @@ import sys
 import types
 
 SERVER_EXTENSIONS = ("assignment_list", "course_list", "validate_assignment", "formgrader")
+ENGINES: dict = {}  # the engine of each database this process's Gradebooks share (share_engines)
 
 
 def skip_server_extensions():
@@ -45,14 +46,13 @@ def share_engines():
     """Make every nbgrader ``Gradebook`` of this process reuse one engine per database."""
     from nbgrader import api
 
-    engines = {}
     create_engine = api.create_engine
 
     def shared_engine(url, **options):
         key = (str(url), tuple(sorted(options.items())))
-        if key not in engines:
-            engines[key] = create_engine(url, **options)
-        return engines[key]
+        if key not in ENGINES:
+            ENGINES[key] = create_engine(url, **options)
+        return ENGINES[key]
 
     created = set()
     create_all = api.Base.metadata.create_all
@@ -87,6 +87,13 @@ def share_engines():
     api.Base.metadata.create_all = create_all_once
     api.inspect = inspect_once
     api.Gradebook.check_course = check_course_once
+
+
+def forget_connections():
+    """In a process forked from one that used the gradebook: leave the parent's database
+    connections to the parent (SQLAlchemy's rule for forks); this process opens its own."""
+    for engine in ENGINES.values():
+        engine.dispose(close=False)
 
 
 def check_schemas_once():

@@ -32,7 +32,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Igno
 from traitlets import Enum, Float, Int, TraitType, Unicode
 
 from . import feedback_page, folders, identity, sanitize
-from ..engine import grade, notebook, options
+from ..engine import cache, grade, notebook, options
 from ..engine.assignment import Course
 from ..engine.result import Result, TestResult
 from ..sandbox import lifetime
@@ -118,6 +118,24 @@ def settings_traits() -> dict[str, TraitType[Any, Any]]:
     return traits
 
 
+def course_of(config: Any) -> Course:
+    """The course in nbgrader's course root (with its source and release folders)."""
+    coursedir = CourseDirectory(config=config)
+    return Course.from_root(coursedir.root, solutions=coursedir.source_directory,
+                            release=coursedir.release_directory)
+
+
+def take_version(config: Any, assignment_id: str) -> None:
+    """Compute, in this process, what finding any result of ``assignment_id`` in the cache
+    needs (the version of the assignment and of the grading code), so that processes forked
+    from this one share it instead of each computing it again. Nothing for an assignment that
+    is not the course's: grading it says why."""
+    try:
+        cache.version(course_of(config).assignment(assignment_id))
+    except (LookupError, OSError):
+        pass
+
+
 class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
     """What :class:`HiddenSuiteGrading` does; its settings are generated below."""
 
@@ -149,9 +167,7 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
                 raise ValueError(f"refused, not graded: {problem}")
         # The course is nbgrader's: its root and folders, wherever the engine is installed.
         coursedir = CourseDirectory(config=self.config)
-        course = Course.from_root(coursedir.root, solutions=coursedir.source_directory,
-                                  release=coursedir.release_directory)
-        assignment = course.assignment(resources["nbgrader"]["assignment"])
+        assignment = course_of(self.config).assignment(resources["nbgrader"]["assignment"])
         problem, raw = None, None
         try:
             raw = self._submitted_bytes(resources)
@@ -212,6 +228,11 @@ class RecordFlags(NbGraderPreprocessor):  # type: ignore[misc]
         return nb, resources
 
 
+# nbgrader's autograding steps with the hidden suites in place of Execute
+AUTOGRADE_STEPS = [HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+                   SaveAutoGrades, RecordFlags, AssignLatePenalties, CheckCellMetadata]
+
+
 def configure(c: Any) -> None:
     """Make ``nbgrader autograde`` use the hidden suites, ``nbgrader collect`` check what it
     takes (:mod:`autograder.exchange`), ``nbgrader export`` quote its CSV and every HTML page
@@ -220,9 +241,7 @@ def configure(c: Any) -> None:
     c.ExportApp.plugin_class = "autograder.course.export.QuotedCsvExport"
     sanitize.configure(c)
     feedback_page.configure(c)
-    c.Autograde.autograde_preprocessors = [
-        HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-        SaveAutoGrades, RecordFlags, AssignLatePenalties, CheckCellMetadata]
+    c.Autograde.autograde_preprocessors = list(AUTOGRADE_STEPS)
     # nbconvert's ClearMetadataPreprocessor empties the notebook's metadata but for the kernel's
     # language: the grading's errors and flags are kept for the instructor (the README says so)
     c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {

@@ -9,21 +9,28 @@ the submission's timestamp and late penalty, everything the formgrader, ``genera
 
 A :class:`Recorder` is one such nbgrader process for a whole command, started before grading:
 its imports and start overlap the grading, and it records each learner as soon as their result is
-known, one at a time (it is the gradebook's only writer). When grading ends, little is left to
-record. The process runs nbgrader's command line once (configuration, course folder, the
-launcher's savings of :mod:`autograder.nbgrader_launch`) and then its converter once per learner,
-exactly as ``nbgrader autograde ASSIGNMENT --student ID`` would.
+known. The process runs nbgrader's command line once (configuration, course folder, the
+launcher's savings of :mod:`autograder.nbgrader_launch`), then forks its building workers, which
+share those imports. A worker builds a learner's autograded folder (nbgrader's converter without
+its gradebook writes, :mod:`autograder.course.autograded`); the process itself, the gradebook's
+only writer, moves the folder into place and writes the learner's rows, one learner at a time.
+The writer's share is what cannot be spread over cores, and it is the smaller one. Without
+workers (or for a learner a worker failed on), the writer runs the whole converter, exactly as
+``nbgrader autograde ASSIGNMENT --student ID`` would.
 
 Crash-only, like the rest: a learner is marked as recorded (by the caller) only after the
-converter has returned for them. The process dies with the command that started it.
+writer has returned for them. The process and its workers die with the command that started it.
 
 Protocol (trusted: both ends are the grader): learner ids, one per line, on the process's stdin;
-one JSON reply per learner, ``{"student", "status": "recorded"|"failed", "locked", "log"}``, on
-a pipe of its own (nbgrader's logging owns stdout and stderr).
+one JSON reply per learner, ``{"student", "status": "recorded"|"failed", "locked", "log",
+"build", "rows"}`` (a worker's CPU seconds building, the writer's seconds), on a pipe of its own
+(nbgrader's logging owns stdout and stderr).
 """
+import concurrent.futures
 import glob
 import json
 import logging
+import multiprocessing
 import os
 import queue
 import subprocess
@@ -32,7 +39,7 @@ import tempfile
 import threading
 import time
 
-from . import identity
+from . import identity, nbgrader_launch
 from ..sandbox import lifetime
 
 LOG_TAIL = 4000  # characters of nbgrader's log kept in a failed learner's reply
@@ -52,12 +59,13 @@ class RecorderStopped(RuntimeError):
 class Recorder:
     """One nbgrader process recording ``assignment`` for the learners it is given."""
 
-    def __init__(self, assignment, arguments=(), env=None, cwd=None):
+    def __init__(self, assignment, arguments=(), env=None, cwd=None, builders=0):
         self.assignment = assignment
         self.log = tempfile.TemporaryFile(mode="w+", prefix="attention-recorder-")
         replies_r, replies_w = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "autograder.course.recorder", str(replies_w), assignment, *arguments],
+            [sys.executable, "-m", "autograder.course.recorder", str(replies_w), str(builders),
+             assignment, *arguments],
             stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, text=True,
             pass_fds=(replies_w,), env=env, cwd=cwd, preexec_fn=_start)
         os.close(replies_w)
@@ -152,39 +160,117 @@ class _Tail(logging.Handler):
         self.lines.append(self.format(record))
 
 
-def serve(replies_fd, argv):
-    """Run nbgrader's autograde command line once, then its converter for each learner read from
-    stdin, replying on ``replies_fd``."""
-    from . import nbgrader_launch
-    nbgrader_launch.prepare()
-    from nbgrader.apps.autogradeapp import AutogradeApp
+def _build_here(student):
+    """In a building worker: build ``student``'s autograded folder; a reply-shaped dict."""
+    from . import autograded
+    try:
+        cpu = autograded.build(_WORKER["app"], student)
+    except Exception:  # nbgrader's own failure, or ours: the writer runs the whole converter
+        return {"student": student, "built": False, "build": 0.0}
+    return {"student": student, "built": True, "build": cpu}
+
+
+_WORKER: dict = {}  # the building worker's nbgrader app (set before forking)
+
+
+def _builder_start():
+    lifetime.die_with_parent()
+    nbgrader_launch.forget_connections()
+
+
+def _record(app, tail, student, built):
+    """Record ``student``: rows only if their folder is built, else the whole converter."""
     from nbgrader.converters.autograde import Autograde
     from nbgrader.converters.base import NbGraderException
 
+    from . import autograded
+    tail.lines = []
+    reply = {"student": student, "status": "recorded", "locked": False, "log": "",
+             "build": built.get("build", 0.0) if built else 0.0, "rows": 0.0}
+    try:
+        if built and built["built"]:
+            try:
+                reply["rows"] = autograded.write_rows(app, student)
+            except Exception as error:
+                app.log.error("recording %s failed: %s: %s", student, type(error).__name__, error)
+                raise NbGraderException(str(error)) from None
+        else:
+            started = time.perf_counter()
+            # the converter matches learners' folders with a glob: the id is one name, not a pattern
+            app.coursedir.student_id = glob.escape(student)
+            Autograde(coursedir=app.coursedir, parent=app).start()
+            reply["rows"] = time.perf_counter() - started
+    except NbGraderException:
+        log = "\n".join(tail.lines)
+        reply.update(status="failed", log=log[-LOG_TAIL:], locked="database is locked" in log)
+    return reply
+
+
+def serve(replies_fd, argv):
+    """Run nbgrader's autograde command line once, then record each learner read from stdin,
+    replying on ``replies_fd``: ``argv[0]`` building workers build their autograded folders
+    (:mod:`autograder.course.autograded`) and this process writes their rows, one at a time."""
+    nbgrader_launch.prepare()
+    from nbgrader.apps.autogradeapp import AutogradeApp
+    from nbgrader.converters.autograde import Autograde
+
+    from . import autograded, nbgrader_plugin
+    builders, argv = int(argv[0]), argv[1:]
     app = AutogradeApp()
     app.initialize(argv)
     if len(app.extra_args) != 1:
-        raise SystemExit("usage: python -m autograder.course.recorder FD ASSIGNMENT "
+        raise SystemExit("usage: python -m autograder.course.recorder FD BUILDERS ASSIGNMENT "
                          "[nbgrader options]")
     app.coursedir.assignment_id = app.extra_args[0]
     tail = _Tail()
     tail.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
     app.log.addHandler(tail)
-    with os.fdopen(replies_fd, "w", encoding="utf-8") as replies:
+    if builders and not autograded.splittable(Autograde(coursedir=app.coursedir, parent=app)):
+        builders = 0
+    # learners' rows are written in the order they came, as the whole converter would write
+    # them (nbgrader's export lists learners in that order): a learner built early waits
+    done = queue.Queue()
+    pool = None
+    if builders:
+        _WORKER.update(app=app)
+        nbgrader_plugin.take_version(app.config, app.coursedir.assignment_id)
+        # forked here (the first submission starts every worker), by the only thread, before any
+        # database connection: the workers share nbgrader's imports and configuration, nothing
+        # else, and they die with this thread, which lives as long as the process
+        pool = concurrent.futures.ProcessPoolExecutor(
+            builders, mp_context=multiprocessing.get_context("fork"), initializer=_builder_start)
+        pool.submit(int)
+
+    def read():
+        count = 0
         for line in sys.stdin:
             student = line.rstrip("\n")
-            tail.lines = []
-            # the converter matches learners' folders with a glob: the id is one name, not a pattern
-            app.coursedir.student_id = glob.escape(student)
-            reply = {"student": student, "status": "recorded", "locked": False, "log": ""}
+            count += 1
             try:
-                Autograde(coursedir=app.coursedir, parent=app).start()
-            except NbGraderException:
-                log = "\n".join(tail.lines)
-                reply.update(status="failed", log=log[-LOG_TAIL:],
-                             locked="database is locked" in log)
-            replies.write(json.dumps(reply) + "\n")
+                if pool is None:
+                    raise RuntimeError("no building workers")
+                done.put((student, pool.submit(_build_here, student)))
+            except RuntimeError:  # no workers (any more): the writer builds
+                done.put((student, None))
+        done.put((None, count))
+
+    threading.Thread(target=read, daemon=True).start()
+    with os.fdopen(replies_fd, "w", encoding="utf-8") as replies:
+        expected, seen = None, 0
+        while expected is None or seen < expected:
+            student, future = done.get()
+            if student is None:
+                expected = future
+                continue
+            seen += 1
+            try:
+                built = future.result() if future is not None else None
+            except Exception:  # the worker died: this learner goes through the whole converter
+                built = None
+            replies.write(json.dumps(_record(app, tail, student, built)) + "\n")
             replies.flush()
+    if pool is not None:
+        pool.shutdown(cancel_futures=True)
 
 
 if __name__ == "__main__":

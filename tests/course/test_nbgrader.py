@@ -147,3 +147,38 @@ def test_written_answers_are_graded_by_hand_and_count(graded_class):
     assert "YOUR ANSWER HERE" in released and "Model answer" not in released
     feedback = (state / "feedback" / "carol" / ASSIGNMENT / f"{name}.html").read_text()
     assert "Rubric" not in feedback
+
+
+def test_only_the_courses_own_autograde_steps_are_split_between_workers_and_the_writer():
+    """The recording builds autograded notebooks in workers and writes rows in one writer only
+    for the steps it knows write nothing else: the course's own list, nbgrader's sanitizing steps
+    and no hooks. Anything else an instructor configures sends every learner through nbgrader's
+    whole converter, in the writer."""
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import ClearOutput, Execute
+    from traitlets.config import Config
+
+    from autograder.course import autograded, nbgrader_plugin
+
+    def converter(change=lambda c: None, plugin=True):
+        c = Config()
+        if plugin:
+            nbgrader_plugin.configure(c)
+        change(c)
+        return Autograde(coursedir=CourseDirectory(config=c), config=c)
+
+    assert autograded.splittable(converter())
+    assert not autograded.splittable(converter(plugin=False))  # stock: Execute, no hidden suites
+    changes = {
+        "another step": lambda c: setattr(c.Autograde, "autograde_preprocessors",
+                                          [*nbgrader_plugin.AUTOGRADE_STEPS, Execute]),
+        "other sanitizing": lambda c: setattr(c.Autograde, "sanitize_preprocessors",
+                                              [ClearOutput]),
+        "a hook": lambda c: setattr(c.Autograde, "pre_convert_hook", "os.getcwd"),
+        "after": lambda c: setattr(c.Autograde, "post_convert_hook", "os.getcwd"),
+        "kept files": lambda c: setattr(c.Autograde, "exclude_overwriting",
+                                        {"02-scoring": ["data.csv"]}),
+    }
+    for name, change in changes.items():
+        assert not autograded.splittable(converter(change)), name

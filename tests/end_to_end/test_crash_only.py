@@ -347,6 +347,20 @@ def test_a_locked_gradebook_is_waited_for_then_named(tmp_path):
     assert len(files) >= 4
 
 
+def is_recorder(pid):
+    try:
+        return b"autograder.course.recorder" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def parent_of(pid):
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def test_a_killed_recording_process_stops_no_grading_and_the_rerun_records_the_rest(tmp_path):
     """The recording process (one per command, beside the grading) dies during grading: every
     submission is still graded and kept, the command says what happened and exits 5, and the
@@ -358,11 +372,9 @@ def test_a_killed_recording_process_stops_no_grading_and_the_rerun_records_the_r
     recorder = None
     while recorder is None and time.monotonic() < deadline and run.poll() is None:
         for pid in descendants(run.pid):
-            try:
-                if b"autograder.course.recorder" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    recorder = pid
-            except OSError:
-                continue
+            # the recording process itself, not one of its building workers (forked from it)
+            if is_recorder(pid) and not is_recorder(parent_of(pid)):
+                recorder = pid
         time.sleep(0.05)
     assert recorder is not None, "no recording process was seen"
     os.kill(recorder, signal.SIGKILL)
@@ -377,6 +389,37 @@ def test_a_killed_recording_process_stops_no_grading_and_the_rerun_records_the_r
     rows, files = gradebook_contents(state)
     assert [row[0] for row in rows] == [f"learner{n}" for n in range(1, 5)]
     assert len(list((state / "recorded" / ASSIGNMENT).glob("*.json"))) == 4
+
+
+def test_a_killed_building_worker_loses_nothing_its_learners_are_recorded_whole(tmp_path):
+    """The recording process builds autograded folders in workers of its own and writes rows
+    itself. A worker killed during the command (here, as soon as it is seen) breaks the pool:
+    every learner left goes through nbgrader's whole converter in the writer, the command
+    succeeds, and the gradebook and autograded notebooks are a clean run's."""
+    released = released_gradebook(tmp_path)
+    outcomes = []
+    for killing in (False, True):
+        state = tmp_path / f"killing-{killing}"
+        a_class(state, gradebook=released)
+        run = grader(["autograde", ASSIGNMENT, "--jobs", "2"], tmp_path, state)
+        killed = None
+        deadline = time.monotonic() + 120
+        while killing and killed is None and time.monotonic() < deadline and run.poll() is None:
+            for pid in descendants(run.pid):
+                if is_recorder(pid) and is_recorder(parent_of(pid)):
+                    os.kill(pid, signal.SIGKILL)
+                    killed = pid
+                    break
+            time.sleep(0.02)
+        assert killed is not None or not killing, "no building worker was seen"
+        _, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err
+        assert "Traceback" not in err
+        assert len(list((state / "recorded" / ASSIGNMENT).glob("*.json"))) == 4
+        outcomes.append(gradebook_contents(state))
+    rows, files = outcomes[0]
+    assert len(rows) == 4 and len(files) >= 4
+    assert outcomes[1] == outcomes[0]
 
 
 # ------------------------------------------------------------------ recording, fast and unchanged
