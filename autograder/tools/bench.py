@@ -232,23 +232,41 @@ def class_recording(c, learners=CLASS_SIZE):
     return (c["recording_fixed"] + learners * recording_per_notebook(c)) / learners
 
 
+def writer_per_learner(c, learners=CLASS_SIZE):
+    """Seconds of the one gradebook writer per learner in a class of ``learners``: one recording
+    process's start, then each learner's rows (the writer's own seconds, measured by it in the
+    replay); the building workers' share is not in it (:func:`building_per_notebook`). Without
+    the writer's own measure, all of :func:`class_recording`."""
+    if not c or c.get("written") is None:
+        return class_recording(c, learners)
+    return (c["recording_fixed"] + learners * c["written"] / c["count"]) / learners
+
+
+def building_per_notebook(c):
+    """CPU seconds the recording's building workers spent per notebook in the replay (work that
+    is spread over the cores like grading): 0 without a measure."""
+    return c["built"] / c["count"] if c and c.get("built") else 0.0
+
+
 def recording_per_notebook(c):
     """Seconds of recording per notebook after the starts: the replayed class's recording less
     one process's start for each assignment, shared among its notebooks."""
     return max(0.0, c["recording"] - c["passes"] * c["recording_fixed"]) / c["count"]
 
 
-def server_minutes(rows, recording, learners=1000, cores=32):
+def server_minutes(rows, recording, learners=1000, cores=32, building=0.0):
     """``learners`` notebooks on a ``cores``-core grading server, from the cost of one submission
-    on one core (the largest class graded with --jobs 1) and the memory per worker, assuming one
-    worker per core scales linearly (grading shares nothing between workers); the recording is
-    one writer, one submission at a time. {"grading", "recording", "total" (minutes), "seconds"
-    (per submission per core), "size", "memory" (GiB), "worker_mib"}, or None without rows."""
+    on one core (the largest class graded with --jobs 1, plus ``building``, the CPU seconds of
+    building its autograded notebook) and the memory per worker, assuming one worker per core
+    scales linearly (grading and building share nothing between workers); the gradebook's rows
+    are one writer, ``recording`` seconds per submission, one at a time. {"grading",
+    "recording", "total" (minutes), "seconds" (per submission per core), "size", "memory"
+    (GiB), "worker_mib"}, or None without rows."""
     single = [r for r in rows if r["jobs"] == 1]
     if not single:
         return None
     row = max(single, key=lambda r: r["size"])
-    seconds = 60 / row["per_minute"]
+    seconds = 60 / row["per_minute"] + building
     grading = learners * seconds / cores / 60
     written = learners * (recording or 0.0) / 60
     return {"grading": grading, "recording": written, "total": max(grading, written),
@@ -256,14 +274,17 @@ def server_minutes(rows, recording, learners=1000, cores=32):
             "worker_mib": row["worker_mib"]}
 
 
-def server_projection(rows, recording, learners=1000, cores=32):
+def server_projection(rows, recording, learners=1000, cores=32, building=0.0):
     """One line: :func:`server_minutes` in words."""
-    m = server_minutes(rows, recording, learners, cores)
+    m = server_minutes(rows, recording, learners, cores, building)
     if m is None:
         return ""
     return (f"Projection, {learners} learners on a {cores}-core grading server with --jobs "
             f"{cores}: {m['seconds']:.2f} s per submission per core (from {m['size']} "
-            f"submissions with --jobs 1) gives {m['grading']:.1f} min of grading"
+            f"submissions with --jobs 1"
+            + (f", and {building:.2f} s of building each autograded notebook" if building
+               else "")
+            + f") gives {m['grading']:.1f} min of grading"
             + (f"; the one gradebook writer, beside it, needs {m['recording']:.1f} min "
                f"({recording:.2f} s each, one at a time), so the class takes "
                f"{m['total']:.1f} min" if recording else "")
@@ -294,7 +315,8 @@ def recording_costs(costs):
     def measured(recording):
         if recording.recorder is not None:
             costs.append({"cpu": recording.recorder.cpu_seconds or 0.0,
-                          "waited": recording.waited})
+                          "waited": recording.waited, "built": recording.built,
+                          "written": recording.written})
     return measured
 
 
@@ -390,7 +412,8 @@ def recording_alone(state):
         submitted = instructor.submissions(assignment, state)[0]
         instructor.record(assignment, [p.parent.parent.name for p in submitted], Options(), state,
                           recorded=recording_costs(costs))
-    return {"seconds": time.perf_counter() - started, "cpu": sum(c["cpu"] for c in costs)}
+    return {"seconds": time.perf_counter() - started, "cpu": sum(c["cpu"] for c in costs),
+            "built": sum(c["built"] for c in costs), "written": sum(c["written"] for c in costs)}
 
 
 def stock_path(root, per_assignment):
@@ -431,7 +454,9 @@ def compare(root, per_assignment, jobs, repeats=1):
         fixed += recording_start(root)
         stock.append(stock_path(root, per_assignment))
         ours.append(instructor_path(root, per_assignment, jobs, True))
-        ours[-1]["recording"] = recording_alone(ours[-1]["state"])["seconds"]
+        replayed = recording_alone(ours[-1]["state"])
+        ours[-1].update(recording=replayed["seconds"], built=replayed["built"],
+                        written=replayed["written"])
         if repeating:
             duplicates.append(instructor_path(root, per_assignment, jobs, False))
 
@@ -446,6 +471,7 @@ def compare(root, per_assignment, jobs, repeats=1):
         "count": stock[0]["count"], "repeats": repeats, "jobs": jobs,
         "stock": median(stock, "seconds"),
         "grading": median(ours, "grading"), "recording": median(ours, "recording"),
+        "built": median(ours, "built"), "written": median(ours, "written"),
         "waited": median(ours, "waited"), "beside": median(ours, "beside"),
         "full": median(ours, "seconds"),
         "duplicates": median(duplicates, "seconds"),
@@ -717,6 +743,12 @@ def stage_table(c, stock_per_submission):
                      f"{c['recording_fixed']:.2f}", "", c["passes"]])
         rows.append(["  of which per notebook, after the start", f"{marginal:.2f}",
                      f"{100 * marginal / total:.0f}%", c["count"]])
+    if c.get("written") is not None:
+        written, built = c["written"] / c["count"], building_per_notebook(c)
+        rows.append(["  the one writer's rows (its own seconds, per notebook)", f"{written:.2f}",
+                     f"{100 * written / total:.0f}%", c["count"]])
+        rows.append(["  building autograded notebooks (workers' CPU, per notebook)",
+                     f"{built:.2f}", f"{100 * built / total:.0f}%", c["count"]])
     if c.get("beside") is not None:
         beside = c["beside"] / c["count"]
         rows.append(["recording beside the grading (CPU of its process, per submission)",
@@ -777,7 +809,7 @@ def goal_table(c, lat, cap):
             rows.append([f"latency {assignment} ({how}) = notebook {m['notebook']:.2f} s + X",
                          f"X = {x:+.2f} s", f"X <= {GOALS['latency']} s",
                          verdict(x, GOALS["latency"])])
-    server = server_minutes(cap or [], class_recording(c))
+    server = server_minutes(cap or [], writer_per_learner(c), building=building_per_notebook(c))
     if server is not None:
         rows.append([f"{CLASS_SIZE} learners on a 32-core server, recording included",
                      f"{server['total']:.1f} min", f"<= {GOALS['server']:g} min",
@@ -859,7 +891,8 @@ def main(argv=None):
                      f"recording process's start, then each notebook's cost after the starts "
                      f"measured above; on the same cores) = {p['total']:.0f} min" if c else "")
                   + ".")
-            print(server_projection(cap, recording))
+            print(server_projection(cap, writer_per_learner(c) or 0.0,
+                                    building=building_per_notebook(c)))
         print("\nGoals\n")
         print(goal_table(c, lat, cap))
         if "notebooks" in sections:

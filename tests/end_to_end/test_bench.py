@@ -107,6 +107,19 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
     assert bench.class_recording(c, 1000) == pytest.approx((1.0 + 1000 * 0.3) / 1000)
     assert bench.class_recording(dict(c, recording_fixed=None)) == pytest.approx(0.5)
     assert bench.class_recording(None) is None
+    # the one writer's share: its start once, then the rows it measured (0.05 s per notebook);
+    # the building workers' CPU (0.2 s per notebook) goes to the cores, with the grading
+    assert bench.writer_per_learner(c, 1000) == pytest.approx((1.0 + 1000 * 0.3) / 1000)
+    split = dict(c, written=0.5, built=2.0)
+    assert bench.writer_per_learner(split, 1000) == pytest.approx((1.0 + 1000 * 0.05) / 1000)
+    assert bench.building_per_notebook(split) == pytest.approx(0.2)
+    assert bench.building_per_notebook(c) == 0.0
+    assert cells(bench.stage_table(split, 10.0))[
+        "the one writer's rows (its own seconds, per notebook)"] == ["0.05", "1%", "10"]
+    # 3 s of grading and 0.2 s of building per submission: 1000 over 32 cores = 100 s
+    single = [{"size": 160, "jobs": 1, "per_minute": 20.0, "worker_mib": 256.0}]
+    assert bench.server_minutes(single, 0.05, building=0.2)["grading"] == pytest.approx(100 / 60)
+    assert "0.20 s of building" in bench.server_projection(single, 0.05, building=0.2)
     assert rows["stock nbgrader autograde, per submission"] == ["10.00", "250%", "10"]
     lat = {"00-getting-started": {"notebook": 2.0, "command": 4.0, "in-process": 3.0,
                                   "every cell": 4.5, "stages": {"start": (0.8, 3)}}}
