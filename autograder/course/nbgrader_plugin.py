@@ -32,7 +32,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Igno
 from traitlets import Enum, Float, Int, TraitType, Unicode
 
 from . import feedback_page, folders, identity, sanitize
-from ..engine import cache, grade, notebook, options
+from ..engine import grade, notebook, options
 from ..engine.assignment import Course
 from ..engine.result import Result, TestResult
 from ..sandbox import lifetime
@@ -123,17 +123,6 @@ def course_of(config: Any) -> Course:
     coursedir = CourseDirectory(config=config)
     return Course.from_root(coursedir.root, solutions=coursedir.source_directory,
                             release=coursedir.release_directory)
-
-
-def take_version(config: Any, assignment_id: str) -> None:
-    """Compute, in this process, what finding any result of ``assignment_id`` in the cache
-    needs (the version of the assignment and of the grading code), so that processes forked
-    from this one share it instead of each computing it again. Nothing for an assignment that
-    is not the course's: grading it says why."""
-    try:
-        cache.version(course_of(config).assignment(assignment_id))
-    except (LookupError, OSError):
-        pass
 
 
 class _Grading(NbGraderPreprocessor):  # type: ignore[misc]

@@ -161,7 +161,8 @@ class _Tail(logging.Handler):
 
 
 def _build_here(student):
-    """In a building worker: build ``student``'s autograded folder; a reply-shaped dict."""
+    """Build ``student``'s autograded folder (in a building worker, or in this process for the
+    first learner): ``{"student", "built", "build"}``, the CPU seconds it took."""
     from . import autograded
     try:
         cpu = autograded.build(_WORKER["app"], student)
@@ -170,11 +171,11 @@ def _build_here(student):
     return {"student": student, "built": True, "build": cpu}
 
 
-_WORKER: dict = {}  # the building worker's nbgrader app (set before forking)
+_WORKER: dict = {}  # the nbgrader app that builds (set before the workers are forked)
 
 
-def _builder_start():
-    lifetime.die_with_parent()
+def _builder_start(parent):
+    lifetime.die_with_parent(parent)
     nbgrader_launch.forget_connections()
 
 
@@ -214,7 +215,7 @@ def serve(replies_fd, argv):
     from nbgrader.apps.autogradeapp import AutogradeApp
     from nbgrader.converters.autograde import Autograde
 
-    from . import autograded, nbgrader_plugin
+    from . import autograded
     builders, argv = int(argv[0]), argv[1:]
     app = AutogradeApp()
     app.initialize(argv)
@@ -227,35 +228,45 @@ def serve(replies_fd, argv):
     app.log.addHandler(tail)
     if builders and not autograded.splittable(Autograde(coursedir=app.coursedir, parent=app)):
         builders = 0
+    learners = (line.rstrip("\n") for line in sys.stdin)
     # learners' rows are written in the order they came, as the whole converter would write
     # them (nbgrader's export lists learners in that order): a learner built early waits
     done = queue.Queue()
     pool = None
-    if builders:
-        _WORKER.update(app=app)
-        nbgrader_plugin.take_version(app.config, app.coursedir.assignment_id)
-        # forked here (the first submission starts every worker), by the only thread, before any
-        # database connection: the workers share nbgrader's imports and configuration, nothing
-        # else, and they die with this thread, which lives as long as the process
-        pool = concurrent.futures.ProcessPoolExecutor(
-            builders, mp_context=multiprocessing.get_context("fork"), initializer=_builder_start)
-        pool.submit(int)
-
-    def read():
-        count = 0
-        for line in sys.stdin:
-            student = line.rstrip("\n")
-            count += 1
-            try:
-                if pool is None:
-                    raise RuntimeError("no building workers")
-                done.put((student, pool.submit(_build_here, student)))
-            except RuntimeError:  # no workers (any more): the writer builds
-                done.put((student, None))
-        done.put((None, count))
-
-    threading.Thread(target=read, daemon=True).start()
     with os.fdopen(replies_fd, "w", encoding="utf-8") as replies:
+        def reply(student, built):
+            replies.write(json.dumps(_record(app, tail, student, built)) + "\n")
+            replies.flush()
+
+        if builders:
+            _WORKER.update(app=app)
+            first = next(learners, None)
+            if first is None:
+                return
+            # The first learner is built here: what every build computes once (the assignment's
+            # version, nbformat's validator, the gradebook's compiled queries) is computed before
+            # the workers are forked, and they share it. They are forked by the only thread (the
+            # first submission starts them all), and die with it, which lives as long as the
+            # process; each leaves this process's database connections to it.
+            reply(first, _build_here(first))
+            pool = concurrent.futures.ProcessPoolExecutor(
+                builders, mp_context=multiprocessing.get_context("fork"),
+                initializer=_builder_start, initargs=(os.getpid(),))
+            pool.submit(int)
+
+        def read():
+            count = 0
+            for student in learners:
+                count += 1
+                try:
+                    if pool is None:
+                        raise RuntimeError("no building workers")
+                    done.put((student, pool.submit(_build_here, student)))
+                except RuntimeError:  # no workers (any more): the writer builds
+                    done.put((student, None))
+            done.put((None, count))
+
+        threading.Thread(target=read, daemon=True).start()
         expected, seen = None, 0
         while expected is None or seen < expected:
             student, future = done.get()
@@ -267,8 +278,7 @@ def serve(replies_fd, argv):
                 built = future.result() if future is not None else None
             except Exception:  # the worker died: this learner goes through the whole converter
                 built = None
-            replies.write(json.dumps(_record(app, tail, student, built)) + "\n")
-            replies.flush()
+            reply(student, built)
     if pool is not None:
         pool.shutdown(cancel_futures=True)
 

@@ -96,7 +96,8 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
     else:
         # Workers die with this process (however it dies), and their kernels with them.
         with concurrent.futures.ProcessPoolExecutor(
-                max_workers=jobs, initializer=lifetime.die_with_parent) as pool:
+                max_workers=jobs, initializer=lifetime.die_with_parent,
+                initargs=(os.getpid(),)) as pool:
             futures = {pool.submit(_worker, job): (index, job) for index, job in todo}
             try:
                 for future in concurrent.futures.as_completed(futures):
