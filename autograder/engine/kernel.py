@@ -23,6 +23,7 @@ for the learner, never in an exception that stops the grading of the class.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import queue
@@ -197,11 +198,15 @@ class KernelSession:
                    + confinement.limit_prefix(self.limits) + kernel)
         log = open(runtime / "kernel.log", "wb")
         try:
+            # The kernel dies with this process from the moment it is forked: bubblewrap's own
+            # --die-with-parent holds only from bubblewrap's start, and a grader killed in between
+            # would leave it running. (The setting survives exec, but for a setuid bubblewrap.)
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=self.confinement.environment(runtime),
                 cwd=self.confinement.working_folder(runtime), start_new_session=True,
-                close_fds=True, pass_fds=tuple(descriptors.values()))
+                close_fds=True, pass_fds=tuple(descriptors.values()),
+                preexec_fn=functools.partial(lifetime.die_with_parent, os.getpid()))
         except OSError as error:
             self.shutdown()
             raise CallFailed(f"the kernel could not be started ({error})", "start") from None

@@ -227,6 +227,51 @@ def test_a_killed_grade_command_resumes_to_a_clean_runs_results_and_leaves_nothi
     kill_loop(tmp_path, run_clean, args_for, outcome, seed)
 
 
+SLOW_START = """
+import sys
+from autograder.sandbox import confinement
+from autograder.engine.kernel import KernelSession
+# the kernel's start is held in a shell for a while before bubblewrap runs: the window in which
+# bubblewrap's own --die-with-parent does not hold yet
+confinement.Cgroup.prefix = lambda self: ["/bin/sh", "-c", 'sleep 3; exec "$@"', "held"]
+print("starting", flush=True)
+KernelSession(mode=confinement.BUBBLEWRAP).start()
+"""
+
+
+def command_line(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_grader_killed_while_its_kernel_is_starting_leaves_no_kernel(tmp_path):
+    """A grading process killed after it forked a kernel's start, before bubblewrap runs: the
+    start dies with it instead of going on, orphaned, to run a kernel nobody will stop."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(REPO))
+    process = subprocess.Popen([sys.executable, "-c", SLOW_START], env=env, cwd=REPO,
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "starting"
+    deadline = time.monotonic() + 30
+    held = []
+    while not held and time.monotonic() < deadline:
+        pids = descendants(process.pid)
+        held = [pid for pid in pids if command_line(pid).startswith(b"/bin/sh\0-c\0sleep 3")]
+        time.sleep(0.01)
+    assert held, "the kernel's start was not seen"
+    process.kill()
+    process.wait()
+    time.sleep(5)  # past the shell's wait: an orphaned start would be running its kernel now
+    left = traces(tmpdir, pids)
+    for pid, _ in left:  # not to leave a kernel running when this fails
+        os.kill(pid, signal.SIGKILL)
+    assert len(pids) >= 2  # the grader and the kernel's start
+    assert left == []
+
+
 def gradebook_contents(state):
     """Every grade and comment of the assignment in the gradebook, and the autograded notebooks'
     bytes, per student: what the formgrader, feedback and export read."""
