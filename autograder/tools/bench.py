@@ -507,7 +507,8 @@ def notebook_run(path):
     notebook = nbformat.read(path, as_version=4)
     started = time.perf_counter()
     NotebookClient(notebook, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(Path(path).parent)}}).execute()
+                   resources={"metadata": {"path": str(Path(path).parent)}}
+                   ).execute(stderr=subprocess.DEVNULL)  # the kernel's start-up warnings
     return time.perf_counter() - started
 
 
