@@ -3,6 +3,7 @@
 #   make instructor-lab  JupyterLab with nbgrader's instructor tools: formgrader, Create Assignment
 #   make demo            release, grade a sample class and print the grade table (instructors)
 #   make test            everything the project checks (maintainers, CI)
+#   make claims          every direction a notebook states, over a sweep of ten or more seeds
 #
 # PYTHON=python3.12 builds .venv with another interpreter (3.11 to 3.14); VENV=/path/to/env installs
 # into an environment that already exists instead of building .venv; LAB_ARGS passes flags to
@@ -22,10 +23,10 @@ ASSIGNMENTS := $(notdir $(wildcard solutions/*))
 # nbgrader calls `alembic` by name: the environment's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab instructor-lab axe demo test release bench lock clean help hub-env
+.PHONY: lab instructor-lab axe demo test claims release bench lock clean help hub-env
 
 help:
-	@sed -n '2,6p' Makefile
+	@sed -n '2,7p' Makefile
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -85,8 +86,14 @@ test: $(DEV_STAMP) axe
 release: $(STAMP)
 	$(BIN)/python -m autograder release $(ASSIGNMENTS)
 
+# The seed sweep of every notebook's claims (tests/claims/__init__.py): seeds 0 to 9, or the ones
+# CLAIM_SEEDS names (make claims CLAIM_SEEDS=10-29). make test checks two seeds; this checks them all.
+claims: $(DEV_STAMP)
+	CLAIM_SWEEP=1 $(BIN)/python -m pytest -n 2 -p no:randomly tests/assignments/test_claims.py -k across_the_seed_sweep
+
 bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m autograder.tools.bench $(BENCH_ARGS)
+	$(MAKE) --no-print-directory claims
 
 lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable --exclude attention-course | sed '1i # Exact versions the course is tested with (CI, make lab, make test). Regenerate with `make lock`.' > requirements.lock

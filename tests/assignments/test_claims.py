@@ -8,10 +8,14 @@ docs/authoring.md, "Claims"):
   size in bytes, "about N") is covered by a claim's quote or by a published number with its source;
 - the solution notebook, run top to bottom in a fresh kernel, computes each claim's value within its
   bounds at ``SEED = 0`` (in the run the figures' test reads too: tests/seed_zero.py), and the
-  directions (``every_seed=True``) at seeds 1 to 4 as well: the test
+  directions (``every_seed=True``) at the other seeds of ``claims.TEST_SEEDS`` as well: the test
   replaces the notebook's one ``SEED = 0`` line, from which every generator of its experiments
-  derives.
+  derives;
+- with ``CLAIM_SWEEP=1`` (``make claims``, which ``make bench`` runs), only the sweep: every
+  direction at every seed of ``claims.sweep_seeds()`` (ten or more; ``CLAIM_SEEDS`` picks others)
+  and every rate over them, one test per assignment and setting.
 """
+import os
 import math
 import re
 
@@ -23,6 +27,9 @@ from support import (ASSIGNMENTS, COURSE, cell_source as source, execute,
                      solution_cells as notebook_cells)
 
 WITH_CLAIMS = [a for a in ASSIGNMENTS if claims.load(a) is not None]
+SWEEP = os.environ.get("CLAIM_SWEEP") == "1"
+sweep_only = pytest.mark.skipif(not SWEEP, reason="the seed sweep runs in `make claims`")
+not_in_sweep = pytest.mark.skipif(SWEEP, reason="`make claims` runs the seed sweep only")
 SEED_LINE = re.compile(r"^SEED = 0[ \t]*$", re.M)
 
 
@@ -39,7 +46,7 @@ def runs():
     for assignment in WITH_CLAIMS:
         found = set()
         for claim in claims.load(assignment).CLAIMS:
-            for seed in claims.SEEDS if claim.every_seed else claims.SEEDS[:1]:
+            for seed in claims.TEST_SEEDS if claim.every_seed else claims.TEST_SEEDS[:1]:
                 found.add((seed, claim.setting))
         for seed, setting in sorted(found):
             name = f"{assignment}-seed{seed}" + (f"-{setting.split(' = ')[0]}" if setting else "")
@@ -162,7 +169,7 @@ def test_experiments_derive_every_generator_from_one_seed(assignment):
     cells = list(experiment_cells(assignment))
     seed_lines = sum(len(SEED_LINE.findall(text)) for text in cells)
     module = claims.load(assignment)
-    if any(c.every_seed for c in module.CLAIMS):
+    if any(c.across_seeds for c in module.CLAIMS):
         assert seed_lines == 1, (f"{assignment}: claims hold at every seed, so the notebook needs "
                                  f"exactly one line `SEED = 0` in an ordinary code cell "
                                  f"(found {seed_lines})")
@@ -200,6 +207,7 @@ def executed_values(assignment, seed, setting, expressions):
     return seed_zero.read_values(notebook.cells[-1])
 
 
+@not_in_sweep
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment, seed, setting", list(runs()))
 def test_claims_hold(assignment, seed, setting):
@@ -218,6 +226,48 @@ def test_claims_hold(assignment, seed, setting):
     assert not wrong, f"{assignment} at SEED = {seed} {setting}:\n  " + "\n  ".join(wrong)
 
 
+def sweeps():
+    """(assignment, setting): the claims about more seeds than 0, one sweep each."""
+    for assignment in WITH_CLAIMS:
+        settings = sorted({c.setting for c in claims.load(assignment).CLAIMS if c.across_seeds})
+        for setting in settings:
+            name = assignment + (f"-{setting.split(' = ')[0]}" if setting else "")
+            yield pytest.param(assignment, setting, id=name)
+
+
+@sweep_only
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment, setting", list(sweeps()))
+def test_claims_hold_across_the_seed_sweep(assignment, setting):
+    entries = [c for c in claims.load(assignment).CLAIMS
+               if c.across_seeds and c.setting == setting]
+    seeds = claims.sweep_seeds()
+    values = {seed: executed_values(assignment, seed, setting, [c.value for c in entries])
+              for seed in seeds}
+    wrong = []
+    for claim in entries:
+        found = [values[seed][claim.value] for seed in seeds]
+        numbers = [v for v in found if not isinstance(v, str)]
+        if len(numbers) < len(found):
+            wrong.append(f"{claim.quote!r}: {claim.value} raised "
+                         f"{next(v for v in found if isinstance(v, str))}")
+            continue
+        shown = ", ".join(f"{seed}: {v:.4g}" for seed, v in zip(seeds, numbers))
+        if claim.every_seed:
+            failed = [seed for seed, v in zip(seeds, numbers) if not claim.holds(v)]
+            if failed:
+                wrong.append(f"{claim.quote!r}: {claim.value} should be {claim.bounds()} at every "
+                             f"seed; fails at {failed} ({shown})")
+        else:
+            holds, share = claim.rate_holds(numbers)
+            if not holds:
+                wrong.append(f"{claim.quote!r}: {claim.value} is {claim.bounds()} at "
+                             f"{share:.0%} of the seeds, should be {claim.rate[0]:.0%} to "
+                             f"{claim.rate[1]:.0%} ({shown})")
+    assert not wrong, (f"{assignment} over seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}) {setting}:"
+                       f"\n  " + "\n  ".join(wrong))
+
+
 def test_a_claim_needs_bounds_and_a_quote():
     with pytest.raises(ValueError):
         claims.Claim(quote="about 90%", value="x")
@@ -225,6 +275,21 @@ def test_a_claim_needs_bounds_and_a_quote():
         claims.Claim(quote="about 90%", value="x", low=1, high=0)
     assert claims.Claim(quote="q", value="x", low=0.5).holds(0.7)
     assert not claims.Claim(quote="q", value="x", low=0.5).holds(math.nan)
+    with pytest.raises(ValueError):  # a rate of 0 to 1 says nothing
+        claims.Claim(quote="q", value="x", low=0.5, rate=(0.0, 1.0))
+    with pytest.raises(ValueError):
+        claims.Claim(quote="q", value="x", low=0.5, rate=(0.7, 1.0), every_seed=True)
+    rate = claims.Claim(quote="q", value="x", low=0.5, rate=(0.7, 1.0))
+    assert rate.rate_holds([0.6] * 7 + [0.1] * 3) == (True, 0.7)
+    assert rate.rate_holds([0.6] * 6 + [0.1] * 4) == (False, 0.6)
+
+
+def test_the_sweep_has_ten_seeds_or_more_and_takes_others():
+    assert claims.sweep_seeds("") == tuple(range(10))
+    assert claims.sweep_seeds("10-19") == tuple(range(10, 20))
+    assert claims.sweep_seeds("3,5-13") == (3,) + tuple(range(5, 14))
+    with pytest.raises(ValueError):
+        claims.sweep_seeds("5,6,7")
 
 
 def test_uncovered_numbers_finds_results_and_skips_citations_and_equations():

@@ -13,12 +13,18 @@
         Published(quote="26.75 BLEU", source="Bahdanau et al. (2015), Table 1"),
     ]
 
-``tests/test_claims.py`` runs the solution notebook in a fresh kernel (once with its ``SEED = 0``
-line, and with seeds 1 to 4 when a claim has ``every_seed=True``; once more with a ``setting`` line
-for claims about an optional run), evaluates every ``value`` in the notebook's namespace and checks
-it against its bounds; checks that every ``quote`` appears in a markdown cell; and checks that every
-number the prose states as a result is covered by a claim's or a published number's quote (see
-docs/authoring.md, "Claims").
+``tests/assignments/test_claims.py`` runs the solution notebook in a fresh kernel (once with its
+``SEED = 0`` line, and with the other seeds of :data:`TEST_SEEDS` when a claim has
+``every_seed=True``; once more with a ``setting`` line for claims about an optional run), evaluates
+every ``value`` in the notebook's namespace and checks it against its bounds; checks that every
+``quote`` appears in a markdown cell; and checks that every number the prose states as a result is
+covered by a claim's or a published number's quote (see docs/authoring.md, "Claims").
+
+The seeds ``make test`` runs are few (:data:`TEST_SEEDS`). ``make claims`` (which ``make bench``
+runs too) checks every direction over a sweep of at least ten seeds (:func:`sweep_seeds`, seeds 0
+to 9 unless ``CLAIM_SEEDS`` names others, such as ``CLAIM_SEEDS=10-29`` or ``CLAIM_SEEDS=5,6,7``):
+a claim with ``every_seed=True`` must hold at every one of them, and a claim with a ``rate`` at the
+share of them it states. The seeds are not special: the claims must hold at any seeds drawn.
 """
 import dataclasses
 import importlib.util
@@ -37,7 +43,13 @@ class Claim:
     quote: words of a markdown cell of the solution notebook, verbatim up to whitespace.
     value: a Python expression over the namespace of the executed notebook; a number (or a bool).
     low, high: the bounds the value must lie in (inclusive) at ``SEED = 0``.
-    every_seed: also at seeds 1 to 4 (every direction the text asserts: "beats", "falls", "below").
+    every_seed: at every seed, not only 0 (every direction the text asserts: "beats", "falls",
+        "below"): checked at :data:`TEST_SEEDS` by ``make test`` and at every seed of the sweep.
+    rate: ``(low share, high share)`` for a direction the text states as a rate over seeds ("at
+        7 or more of every 10 seeds", "at most seeds"): the share of the sweep's seeds at which the
+        value lies within ``low`` and ``high`` must lie within the rate's two shares (inclusive).
+        A rate claim is checked by the sweep only; state it with margin, since the sweep may be
+        run at other seeds.
     setting: for a claim about an optional run, the line that switches it on, such as
         ``"LONGER_RUN = True"``: the notebook's line ``LONGER_RUN = ...`` is replaced by it.
     """
@@ -47,6 +59,7 @@ class Claim:
     high: float = math.inf
     every_seed: bool = False
     setting: str = ""
+    rate: tuple[float, float] | None = None
 
     def __post_init__(self):
         if not self.quote.strip() or not self.value.strip():
@@ -55,6 +68,21 @@ class Claim:
             raise ValueError(f"claim {self.quote!r}: give low and/or high, with low <= high")
         if self.setting and not SETTING.fullmatch(self.setting):
             raise ValueError(f"claim {self.quote!r}: a setting is one line NAME = value")
+        if self.rate is not None:
+            low, high = self.rate
+            if self.every_seed or not (0.0 <= low <= high <= 1.0) or (low, high) == (0.0, 1.0):
+                raise ValueError(f"claim {self.quote!r}: a rate is (low share, high share) within "
+                                 f"[0, 1], not both 0 and 1, and not with every_seed")
+
+    @property
+    def across_seeds(self):
+        """Whether the claim is about more seeds than 0 (a direction or a rate)."""
+        return self.every_seed or self.rate is not None
+
+    def rate_holds(self, values):
+        """Whether the share of ``values`` (one per seed) within the bounds lies in the rate."""
+        share = sum(self.holds(v) for v in values) / len(values)
+        return self.rate[0] <= share <= self.rate[1], share
 
     def holds(self, value):
         return value is not None and not math.isnan(value) and self.low <= value <= self.high
@@ -80,7 +108,26 @@ class Published:
             raise ValueError("a published number needs a quote and a source")
 
 
-SEEDS = (0, 1, 2, 3, 4)
+TEST_SEEDS = (0, 1)   # what `make test` runs; the sweep (`make claims`) runs sweep_seeds()
+SWEEP_SIZE = 10       # at least this many seeds in a sweep
+
+
+def sweep_seeds(text=None):
+    """The seeds of the sweep: ``CLAIM_SEEDS`` (``"10-29"``, ``"5,6,7"``, or both mixed), else 0
+    to 9. Fewer than :data:`SWEEP_SIZE` seeds is refused: a rate over three seeds says little."""
+    import os
+    text = os.environ.get("CLAIM_SEEDS", "") if text is None else text
+    if not text.strip():
+        return tuple(range(SWEEP_SIZE))
+    seeds = []
+    for part in text.split(","):
+        first, _, last = part.strip().partition("-")
+        seeds += range(int(first), int(last or first) + 1)
+    seeds = tuple(dict.fromkeys(seeds))
+    if len(seeds) < SWEEP_SIZE:
+        raise ValueError(f"CLAIM_SEEDS={text!r} names {len(seeds)} seeds; a sweep needs at least "
+                         f"{SWEEP_SIZE}")
+    return seeds
 
 
 def load(assignment):
