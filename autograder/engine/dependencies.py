@@ -36,9 +36,11 @@ from .result import TestResult
 #: so are not tried again.
 UNUSABLE = ("timeout", "crashed", "unavailable", "out-of-time", "missing", "bad-reply")
 
-#: ``rerun(exercises, substitutes)``: the tests of ``exercises`` run again with the reference of
-#: each function in ``substitutes`` in place of the learner's; None when that could not be done.
-Rerun = Callable[[list[str], list[str]], "list[TestResult] | None"]
+#: ``rerun(exercises, in_code, for_tests)``: the tests of ``exercises`` run again with the
+#: course's version of each function in ``in_code`` in place of the learner's where the learner's
+#: functions call it, and of each in ``for_tests`` where the hidden tests call it; None when that
+#: could not be done.
+Rerun = Callable[[list[str], list[str], list[str]], "list[TestResult] | None"]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -145,24 +147,30 @@ def retry(assignment: Assignment, results: list[TestResult], rerun: Rerun) -> li
     failing = {e for e, tests in by_exercise.items() if _failed(tests)}
     if len(failing) < 2:
         return results
-    uses = reference_uses(assignment, order)
+    in_code = _closed(reference_uses(assignment, order))
+    uses = {exercise: set(used) for exercise, used in in_code.items()}
     for test in results:
         uses[test.exercise] |= set(test.called) - {test.exercise}
     uses = _closed(uses)
-    # Functions that need the same substitutes are tested again together, in one run.
-    groups: dict[tuple[str, ...], list[str]] = {}
+    # Functions that need the same substitutes are tested again together, in one run. What the
+    # course's own code of a function uses is put where the learner's code calls it; what only
+    # its tests call (a forward pass, for a backward pass's tests) only where the tests call it.
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for exercise in order:
-        substitutes = tuple(e for e in order if e in uses[exercise] and e in failing)
+        substitutes = [e for e in order if e in uses[exercise] and e in failing]
+        in_kernel = tuple(e for e in substitutes if e in in_code[exercise])
+        for_tests = tuple(e for e in substitutes if e not in in_code[exercise])
         failed = [t for t in by_exercise[exercise] if not t.passed]
         if substitutes and failed and not all(t.kind in UNUSABLE for t in failed):
-            groups.setdefault(substitutes, []).append(exercise)
+            groups.setdefault((in_kernel, for_tests), []).append(exercise)
     replaced: dict[str, list[TestResult]] = {}
-    for substitutes, exercises in groups.items():
-        again = rerun(exercises, list(substitutes))
+    for (in_kernel, for_tests), exercises in groups.items():
+        again = rerun(exercises, list(in_kernel), list(for_tests))
         if again is None:
             continue
+        substitutes = [e for e in order if e in in_kernel or e in for_tests]
         for exercise in exercises:
-            replaced[exercise] = _merge(exercise, by_exercise[exercise], list(substitutes),
+            replaced[exercise] = _merge(exercise, by_exercise[exercise], substitutes,
                                         [t for t in again if t.exercise == exercise])
     return [t for e in order for t in replaced.get(e, by_exercise[e])]
 
@@ -194,7 +202,9 @@ def local_rerun(assignment: Assignment, namespace: dict[str, Any], run: Callable
     """A :data:`Rerun` for functions in a trusted namespace of this process (the catalogue's)."""
     references: dict[str, Any] = {}
 
-    def rerun(exercises: list[str], substitutes: list[str]) -> list[TestResult]:
+    def rerun(exercises: list[str], in_code: list[str], for_tests: list[str]
+              ) -> list[TestResult]:
+        substitutes = in_code + for_tests  # the namespace serves both the tests and the code
         if not references:
             references.update(reference.namespace(assignment))
         # Functions defined in ``namespace`` look their names up in it: swap there, then restore.

@@ -117,7 +117,7 @@ class Execution:
                                      "cells were run again after a crash")
             self.session.execute(source, min(self.options.cell_timeout, self.remaining()))
         if self.oracle is not None and self.session.alive():
-            self.session.execute(PUT_IN_PLACE % sorted(self.oracle.names),
+            self.session.execute(PUT_IN_PLACE % sorted(self.oracle.kernel_names),
                                  max(0.1, min(10.0, self.remaining())))
         return self.session.alive() or self._give_up("the kernel did not survive a restart")
 
@@ -132,6 +132,9 @@ class Execution:
         if self.remaining() <= 0:
             return unavailable("The time budget for grading this notebook ran out before this "
                                "test (some function is very slow or never returns).")
+        if self.oracle is not None and name in self.oracle.test_names:  # not the learner's
+            return self.oracle.call(name, args, kwargs, time.monotonic() + max(
+                0.1, min(self.options.call_timeout, self.remaining())))
         if not self.session.alive() and not self._revive():
             return unavailable(f"Your kernel could not be kept running ({self.gave_up}).")
         try:
@@ -148,16 +151,19 @@ class Execution:
         cannot do it within the budget.
 
         Each time in a new kernel, in a new sandbox, where the learner's cells that ran cleanly
-        run again and the functions put in place are stand-ins whose calls the grader computes
-        on its side (:mod:`~autograder.engine.oracle`): no code of the course's enters the
+        run again. The functions the course's code of the tested functions uses are stand-ins
+        there, whose calls the grader computes on its side; the ones only the hidden tests call
+        (a forward pass, for a backward pass's tests) are computed for the tests and never put
+        in the kernel (:mod:`~autograder.engine.oracle`). No code of the course's enters the
         kernel, and nothing learner code kept in one run (in memory or in its scratch folder)
         reaches another. What goes wrong while the cells run again is not the learner's error
         a second time: it is kept out of the result's errors."""
-        def run(exercises: list[str], substitutes: list[str]) -> list[Any] | None:
+        def run(exercises: list[str], in_kernel: list[str],
+                for_tests: list[str]) -> list[Any] | None:
             if self.gave_up or self.remaining() <= 2:
                 return None
             errors = list(self.errors)
-            self.oracle = Oracle(assignment, substitutes)
+            self.oracle = Oracle(assignment, in_kernel, for_tests)
             try:
                 if not self._revive(crashed=False):
                     return None

@@ -53,6 +53,9 @@ MAX_NOTEBOOK_OUTPUT_CHARS = 8_000_000  # of all cells' outputs together, figures
 MAX_MESSAGE_BYTES = relay.MAX_MESSAGE_BYTES
 RECEIVE_QUEUE = 2  # messages each of the grader's sockets holds before the kernel must wait
 IDLE_GRACE = 1.0  # seconds to wait for iopub's idle message after the shell's execute_reply
+MAX_QUESTIONS = 20_000         # stand-ins' questions answered in one execution
+MAX_ANSWERED_CHARS = 256 << 20  # characters of answers sent to the kernel in one execution
+ANSWER_SEND_SECONDS = 1.0      # the most an answer may wait to be taken by the kernel
 DRAIN_SECONDS = 0.5  # the most spent dropping what an earlier request left unread
 
 Output = dict[str, Any]
@@ -216,11 +219,16 @@ class KernelSession:
         self.context = zmq.Context()
         self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
         self.context.setsockopt(zmq.RCVHWM, RECEIVE_QUEUE)
+        self.context.setsockopt(zmq.SNDHWM, RECEIVE_QUEUE)  # (answers a kernel has not taken)
         self.context.setsockopt(zmq.LINGER, 0)
         self.client = BlockingKernelClient(context=self.context)
         self.client.load_connection_info(dict(info, ip=self.relay.address))
         self.client.session.unpack = wire.loads  # counted before it is parsed
         self.client.start_channels(iopub=False, stdin=True, hb=False)
+        # An answer to a stand-in is sent without waiting for long: a kernel that asks and does
+        # not read would otherwise hold the grader in a send (see _answered).
+        self.client.stdin_channel.socket.setsockopt(zmq.SNDTIMEO,
+                                                    int(1000 * ANSWER_SEND_SECONDS))
         self._connect_iopub()
         self._wait_ready(timeout or self.startup_timeout)
         self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
@@ -408,6 +416,7 @@ class KernelSession:
         self.client.shell_channel.send(request)
         msg_id = request["header"]["msg_id"]
         error, replied = "", None
+        asked = _Asked()
         while True:
             now = time.monotonic()
             if deadline - now <= 0:
@@ -417,8 +426,12 @@ class KernelSession:
             if replied is not None and now - replied > IDLE_GRACE:
                 return error, False, False
             self._iopub_dropped(deadline)
-            if answer is not None and self._answered(msg_id, answer, deadline):
-                continue
+            try:
+                if answer is not None and self._answered(msg_id, answer, deadline, asked):
+                    continue
+            except _Unanswerable as problem:  # the kernel broke the stand-ins' protocol
+                self.shutdown()
+                return str(problem), False, True
             # (with ``answer``, _answered has just waited for iopub too)
             msg = self._next("iopub", 0 if answer else min(0.1, deadline - time.monotonic()))
             if msg is None:
@@ -441,10 +454,16 @@ class KernelSession:
                 error = f"{output['ename']}: {output['evalue']}"[:500]
             on_output(output)
 
-    def _answered(self, msg_id: str, answer: Callable[[str, float], str],
-                  deadline: float) -> bool:
+    def _answered(self, msg_id: str, answer: Callable[[str, float], str], deadline: float,
+                  asked: _Asked | None = None) -> bool:
         """Wait, at most a tenth of a second, for a question of execution ``msg_id`` on the
-        stdin channel or an output on iopub; answer the question if there is one (True)."""
+        stdin channel or an output on iopub; answer the question if there is one (True).
+
+        A stand-in asks one question and waits for its answer, so a kernel whose answers are not
+        taken (:data:`ANSWER_SEND_SECONDS`), or that asks more than :data:`MAX_QUESTIONS` or is
+        sent more than :data:`MAX_ANSWERED_CHARS` in one execution, is not playing by it:
+        :class:`_Unanswerable`, and the execution ends as if the kernel had died."""
+        asked = asked or _Asked()
         poller = zmq.Poller()
         poller.register(self.client.stdin_channel.socket, zmq.POLLIN)
         poller.register(self.iopub.socket, zmq.POLLIN)
@@ -459,8 +478,20 @@ class KernelSession:
             prompt = message["content"]["prompt"]
         except (KeyError, TypeError):
             return True
+        asked.questions += 1
+        if asked.questions > MAX_QUESTIONS:
+            raise _Unanswerable(f"the kernel asked the grader more than {MAX_QUESTIONS} questions "
+                                f"in one call")
         reply = answer(prompt if isinstance(prompt, str) else "", deadline)
-        self.client.input(reply)
+        asked.characters += len(reply)
+        if asked.characters > MAX_ANSWERED_CHARS:
+            raise _Unanswerable(f"the kernel asked for more than {MAX_ANSWERED_CHARS >> 20} MiB "
+                                f"of answers in one call")
+        try:
+            self.client.input(reply)
+        except zmq.ZMQError:  # not taken within ANSWER_SEND_SECONDS: it asks and does not read
+            raise _Unanswerable("the kernel asked the grader questions and did not take the "
+                                "answers") from None
         return True
 
     def _replied(self, msg_id: str, deadline: float) -> bool:
@@ -539,16 +570,17 @@ class KernelSession:
         and dropped.
 
         ``answers`` answers the questions of the course's stand-ins during the call
-        (``answers(prompt, allowed, deadline)``, where ``allowed`` are the canonical texts of the
-        function markers among this call's arguments: :mod:`autograder.engine.oracle`).
+        (``answers(prompt, allowed, deadline)``, where ``allowed`` maps the canonical text of each
+        function marker among this call's arguments, as the suite wrote them, to that marker:
+        :mod:`autograder.engine.oracle`).
         """
         nonce = secrets.token_hex(16)
         text = wire.request(name, args, kwargs, nonce)
         answer = None
         if answers is not None:
             given = json.loads(text)
-            allowed = frozenset(wire.canonical(marker) for marker in
-                                wire.function_markers([given["args"], given["kwargs"]]))
+            allowed = {wire.canonical(marker): marker for marker in
+                       wire.function_markers([given["args"], given["kwargs"]])}
             answer = functools.partial(_with_allowed, answers, allowed)
         found: list[wire.Reply] = []
         problems: list[str] = []
@@ -589,11 +621,23 @@ class KernelSession:
 
 #: ``answers(prompt, allowed, deadline)``: the answer to a stand-in's question (see
 #: :meth:`KernelSession.call`)
-Answers = Callable[[str, frozenset[str], float], str]
+Answers = Callable[[str, dict[str, Any], float], str]
 
 
-def _with_allowed(answers: Answers, allowed: frozenset[str], prompt: str, deadline: float) -> str:
+def _with_allowed(answers: Answers, allowed: dict[str, Any], prompt: str, deadline: float) -> str:
     return answers(prompt, allowed, deadline)
+
+
+class _Asked:
+    """What the stand-ins of one execution asked, and were sent."""
+
+    def __init__(self) -> None:
+        self.questions = 0
+        self.characters = 0
+
+
+class _Unanswerable(Exception):
+    """The kernel does not play by the stand-ins' protocol (see :meth:`KernelSession._answered`)."""
 
 
 def _parent(message: Any) -> str | None:

@@ -8,13 +8,20 @@ kernel's stdin channel, and :class:`Oracle` answers with the course's result, as
 of the course's enters the kernel; what the kernel learns is input and output pairs of functions
 it is being tested with.
 
+Only what the course's own code of the function under test uses gets a stand-in in the kernel
+(``kernel_names``). What the hidden tests call besides (a forward pass whose cache a backward
+pass's tests need: ``test_names``) is computed here for the tests (:meth:`Oracle.call`) and
+never put where learner code could call it.
+
 The course's functions run in a child process of their own (:func:`_serve_in_child`), limited
 to :data:`MEMORY` of memory and :data:`CPU_SECONDS` of CPU time, started on the first request of
 a second chance and stopped at its end. A request is read as data only (:func:`wire.loads`,
-:func:`wire.decode`); the only functions it may pass are the ones the hidden suite passed in the
-call being answered (its own lambdas and partials), compared by their text and rebuilt from the
-suite's own text, never from the kernel's; any other function, object, or a name that is not put
-in place for this test, is refused with a sentence that the stand-in raises in the kernel.
+:func:`wire.decode`). The only functions it may pass are the ones the hidden suite passed in the
+call being answered (its own lambdas and partials): every function marker of the request, at
+any depth the reader accepts (deeper is refused), must equal one of those, and is replaced by the
+number of the suite's own marker in a table the child rebuilds functions from; nothing the kernel
+sent is ever rebuilt. Any other function, object, or name is refused with a sentence the
+stand-in raises in the kernel.
 """
 from __future__ import annotations
 
@@ -27,14 +34,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from . import wire
 from .assignment import Assignment
 
 MEMORY = 1 << 30              # the child's address space
 CPU_SECONDS = 120             # the child's CPU time, for one second chance
-MAX_ANSWER_CHARS = 4 * wire.MAX_REPLY_CHARS  # one answer sent back to the kernel
+MAX_ANSWER_CHARS = wire.MAX_REPLY_CHARS  # one answer sent back to the kernel
 SIZE = 12                     # the length of a message, in decimal digits, before the message
 
 SERVER = """import importlib, sys
@@ -47,20 +54,57 @@ def refusal(message: str) -> str:
     return json.dumps({"ok": False, "message": message})
 
 
-class Oracle:
-    """Answers the stand-ins of ``names`` (functions of ``assignment``) during one second chance."""
+class Refused(Exception):
+    """A request the grader does not compute, with the sentence that says why."""
 
-    def __init__(self, assignment: Assignment, names: list[str]) -> None:
+
+def with_suite_functions(data: Any, allowed: Mapping[str, Any], table: list[Any],
+                         depth: int = 0) -> Any:
+    """``data`` (a request's encoded arguments) with every function marker replaced by
+    ``{SUITE_FUNCTION: n}``, ``table[n]`` being the suite's own marker of the same text
+    (``allowed``: canonical text -> the suite's marker). Walks ``data`` as :func:`wire.decode`
+    reads it; a marker the suite did not pass, or anything deeper than the reader goes, is
+    :class:`Refused`."""
+    if depth > wire.MAX_DEPTH:
+        raise Refused(f"its arguments are nested more than {wire.MAX_DEPTH} levels deep")
+    if isinstance(data, list):
+        return [with_suite_functions(v, allowed, table, depth + 1) for v in data]
+    if not isinstance(data, dict) or not data:
+        return data
+    key, value = next(iter(data.items()))
+    if key in wire.FUNCTION_KEYS or key == wire.SUITE_FUNCTION:
+        suite_marker = allowed.get(wire.canonical(data))
+        if key == "__function__" or suite_marker is None:
+            raise Refused("it can be given only the functions the grader's tests passed in, as "
+                          "they were passed")
+        table.append(suite_marker)
+        return {wire.SUITE_FUNCTION: len(table) - 1}
+    if key == "__tuple__" and len(data) == 1 and isinstance(value, list):
+        return {key: [with_suite_functions(v, allowed, table, depth + 1) for v in value]}
+    if key == "__dict__" and len(data) == 1 and isinstance(value, dict):
+        return {key: {k: with_suite_functions(v, allowed, table, depth + 1)
+                      for k, v in value.items()}}
+    return data  # a leaf: an array, a number, or something the reader refuses
+
+
+class Oracle:
+    """The course's functions of ``assignment`` during one second chance: stand-ins in the kernel
+    for ``kernel_names``, calls of the hidden tests for ``test_names``."""
+
+    def __init__(self, assignment: Assignment, kernel_names: Sequence[str],
+                 test_names: Sequence[str] = ()) -> None:
         self.assignment = assignment
-        self.names = set(names)
+        self.kernel_names = set(kernel_names)
+        self.test_names = set(test_names)
         self.process: subprocess.Popen[bytes] | None = None
         self.broken = ""   # why the child can no longer answer
         self.requests = 0
 
-    def answer(self, prompt: str, allowed: frozenset[str], deadline: float) -> str:
+    def answer(self, prompt: str, allowed: Mapping[str, Any], deadline: float) -> str:
         """The JSON text a stand-in receives for its request ``prompt`` (sent by the kernel, so
-        read as data), within ``deadline`` (a ``time.monotonic()`` value). ``allowed`` are the
-        canonical texts of the function markers the suite passed in the call being answered."""
+        read as data), within ``deadline`` (a ``time.monotonic()`` value). ``allowed`` maps the
+        canonical text of each function marker the suite passed in the call being answered to
+        that marker, as the suite sent it."""
         self.requests += 1
         if len(prompt) > wire.MAX_REPLY_CHARS:
             return refusal(f"its arguments are larger than {wire.MAX_REPLY_CHARS >> 20} MiB")
@@ -72,16 +116,40 @@ class Oracle:
                 not isinstance(request.get("kwargs"), dict):
             return refusal("its request could not be read")
         name = request.get("oracle")
-        if not isinstance(name, str) or name not in self.names:
+        if not isinstance(name, str) or name not in self.kernel_names:
             return refusal("only the functions put in place for this test are computed")
-        for marker in wire.function_markers([request["args"], request["kwargs"]]):
-            if "__function__" in marker or wire.canonical(marker) not in allowed:
-                return refusal("it can be given only the functions the grader's tests passed "
-                               "in, as they were passed")
+        table: list[Any] = []
+        try:
+            args = with_suite_functions(request["args"], allowed, table)
+            kwargs = with_suite_functions({"__dict__": request["kwargs"]}, allowed, table)
+        except Refused as why:
+            return refusal(str(why))
         if self.broken:
             return refusal(self.broken)
-        return self._ask(json.dumps({"name": name, "args": request["args"],
-                                     "kwargs": request["kwargs"]}), deadline)
+        return self._ask(json.dumps({"name": name, "args": args, "kwargs": kwargs["__dict__"],
+                                     "functions": table}), deadline)
+
+    def call(self, name: str, args: Any, kwargs: Any, deadline: float) -> wire.Reply:
+        """A hidden test's call of the course's ``name`` (one of ``test_names``), computed here
+        instead of in the kernel: the reply the kernel's would have been, read as data."""
+        given = json.loads(wire.request(name, args, kwargs, ""))  # the suite's own arguments
+        allowed = {wire.canonical(m): m for m in wire.function_markers([given["args"],
+                                                                        given["kwargs"]])}
+        table: list[Any] = []
+        try:
+            text = json.dumps({"name": name, "functions": table,
+                               "args": with_suite_functions(given["args"], allowed, table),
+                               "kwargs": with_suite_functions(given["kwargs"], allowed,
+                                                              table)["__dict__"]})
+        except Refused as why:
+            text = refusal(str(why))
+        answer = json.loads(self._ask(text, deadline) if name in self.test_names else
+                            refusal(f"{name} is not computed for these tests"))
+        if answer.get("ok") is not True:
+            return {"ok": False, "error": {"kind": "exception", "traceback": "", "message":
+                                           f"the course's {name}: {answer.get('message')}"}}
+        return {"ok": True, "value": wire.decode(answer.get("value")), "mutated": [],
+                "warnings": [], "stdout": "", "seconds": 0.0}
 
     def _ask(self, text: str, deadline: float) -> str:
         try:
@@ -149,8 +217,8 @@ def _course_text(assignment: Assignment) -> str:
 # ---------------------------------------------------------------- the child
 
 def _suite_function(marker: dict[str, Any]) -> Any:
-    """The trusted callable for a function marker the parent checked against what the suite sent
-    (so its text is the suite's own)."""
+    """The trusted callable for one of the suite's own function markers (the parent's table,
+    made from the suite's request)."""
     import numpy as np
     if "__lambda__" in marker and isinstance(marker["__lambda__"], str):
         return eval(marker["__lambda__"], {"np": np})  # trusted: the suite's own text, checked by the parent
@@ -179,8 +247,13 @@ def _compute(namespace: dict[str, Any], text: bytes) -> str:
     from . import agent
     try:
         request = json.loads(text)
-        args = wire.decode(request["args"], functions=_suite_function)
-        kwargs = {str(k): wire.decode(v, functions=_suite_function)
+        table = request["functions"]
+
+        def rebuilt(index: Any) -> Any:
+            return _suite_function(table[index]) if type(index) is int and \
+                0 <= index < len(table) else wire.Unsupported("function")
+        args = wire.decode(request["args"], functions=rebuilt)
+        kwargs = {str(k): wire.decode(v, functions=rebuilt)
                   for k, v in request["kwargs"].items()}
         if not _plain(args) or not _plain(kwargs):
             return refusal("an argument is not plain data (numbers, strings, numeric arrays)")

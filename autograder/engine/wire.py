@@ -214,19 +214,21 @@ class _Budget:
             raise BadReply(f"the value has more than {MAX_ITEMS} parts")
 
 
-#: ``functions(marker)``: the trusted callable for a function marker of the suite's (a dict whose
-#: first key is ``__lambda__`` or ``__partial__``), as :func:`decode` meets it
-FunctionHook = Callable[[dict[str, Any]], Any]
+#: ``functions(index)``: the trusted callable for entry ``index`` of a table of the suite's own
+#: function markers, where :func:`decode` meets ``{SUITE_FUNCTION: index}``
+FunctionHook = Callable[[Any], Any]
 FUNCTION_KEYS = ("__lambda__", "__partial__", "__function__")
+SUITE_FUNCTION = "__suite_function__"
 
 
 def decode(data: Any, _depth: int = 0, _budget: _Budget | None = None,
            functions: FunctionHook | None = None) -> Any:
     """Data-only decoding of a reply's value (the inverse of the agent's encoding).
 
-    A function marker (:data:`FUNCTION_KEYS`) is Unsupported, unless ``functions`` is given: then
-    that hook decides what it becomes (the course's computations use it for the suite's own
-    functions, checked against what the suite sent: :mod:`autograder.engine.oracle`)."""
+    A function marker (:data:`FUNCTION_KEYS`) is always Unsupported: no text read here becomes
+    code. With ``functions``, ``{SUITE_FUNCTION: index}`` becomes ``functions(index)``: an entry
+    of a table the grader made from the suite's own request, never from what it decodes
+    (:mod:`autograder.engine.oracle`)."""
     budget = _budget or _Budget()
     budget.take()
     if _depth > MAX_DEPTH:
@@ -242,8 +244,8 @@ def decode(data: Any, _depth: int = 0, _budget: _Budget | None = None,
     if not isinstance(data, dict) or len(data) == 0:
         return Unsupported(type(data).__name__)
     (key, value), extra = next(iter(data.items())), len(data) > 1
-    if key in FUNCTION_KEYS and functions is not None:
-        return functions(data)
+    if key == SUITE_FUNCTION and not extra and functions is not None:
+        return functions(value)
     if key == "__ndarray__" and not extra and isinstance(value, str):
         return read_array(value)
     if key == "__npscalar__" and not extra and isinstance(value, str):

@@ -118,8 +118,8 @@ def test_nothing_kept_in_one_second_chance_reaches_another(tmp_path):
     try:
         execution.run_all()
         rerun = execution.rerun(SCORING)
-        first = rerun(["align"], ["softmax", "attend"])
-        second = rerun(["attend"], ["softmax"])
+        first = rerun(["align"], ["softmax", "attend"], [])
+        second = rerun(["attend"], ["softmax"], [])
     finally:
         execution.close()
     assert first is not None and second is not None
@@ -161,12 +161,12 @@ def test_the_course_code_never_enters_the_kernel_and_a_right_caller_keeps_its_po
         sent.append(code + json.dumps(metadata or {}))
         return run(self, code, timeout, on_output, metadata, answer)
 
-    def recording_answered(self, msg_id, answer, deadline):
+    def recording_answered(self, msg_id, answer, deadline, *rest):
         def answer_and_record(prompt, deadline):
             reply = answer(prompt, deadline)
             sent.append(reply)
             return reply
-        return answered(self, msg_id, answer_and_record, deadline)
+        return answered(self, msg_id, answer_and_record, deadline, *rest)
 
     monkeypatch.setattr(kernel.KernelSession, "_run", recording_run)
     monkeypatch.setattr(kernel.KernelSession, "_answered", recording_answered)
@@ -199,7 +199,7 @@ def test_a_stand_in_computes_nothing_outside_its_test_nor_with_functions_of_the_
     try:
         execution.run_all()
         rerun = execution.rerun(SCORING)
-        tests = rerun(["align"], ["softmax", "attend"])
+        tests = rerun(["align"], ["softmax", "attend"], [])
         outside = execution.session.execute("softmax(np.ones(3))", 10)
     finally:
         execution.close()

@@ -103,7 +103,7 @@ def test_a_function_marker_at_any_depth_is_checked_before_the_child_rebuilds_it(
     try:
         prompt = json.dumps({"oracle": "softmax_entropy", "args": [nested(evil, wrappers)],
                              "kwargs": {}})
-        answer = json.loads(found.answer(prompt, frozenset(), time.monotonic() + 30))
+        answer = json.loads(found.answer(prompt, {}, time.monotonic() + 30))
     finally:
         found.close()
     assert not planted.exists(), "the grader's child evaluated code the kernel sent"
@@ -174,12 +174,12 @@ def test_a_blank_notebook_that_sends_code_to_the_grader_scores_zero_and_gets_not
     sent = []
     answered = kernel.KernelSession._answered
 
-    def recording_answered(self, msg_id, answer, deadline):
+    def recording_answered(self, msg_id, answer, deadline, *rest):
         def answer_and_record(prompt, deadline):
             reply = answer(prompt, deadline)
             sent.append(reply)
             return reply
-        return answered(self, msg_id, answer_and_record, deadline)
+        return answered(self, msg_id, answer_and_record, deadline, *rest)
 
     monkeypatch.setattr(kernel.KernelSession, "_answered", recording_answered)
     path = write_notebook(tmp_path / "02-scoring" / SCORING.solution.name,
