@@ -192,7 +192,8 @@ class KernelSession:
         descriptors = self.relay.descriptors()
         self.cgroup = confinement.Cgroup(
             f"{confinement.CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}", self.limits)
-        kernel = launcher.command(sys.executable, {ports[c]: fd for c, fd in descriptors.items()},
+        kernel = launcher.command(confinement.interpreter(),
+                                  {ports[c]: fd for c, fd in descriptors.items()},
                                   self.confinement.connection(connection))
         # Limits are set on the kernel itself, inside the sandbox's user namespace where there is
         # one: set on bubblewrap, the process limit would count every process of the grading

@@ -211,6 +211,16 @@ print(json.dumps({
 """
 
 
+def interpreter() -> str:
+    """The interpreter learners' kernels run, as the path they are started through: this one's,
+    with its folders resolved. The sandbox shows real paths only, so a course reached through a
+    symbolic link (a home or data folder mounted behind one) must start its kernels through the
+    real path too. The file's own name is kept: a virtual environment's ``python`` is a link to
+    the base interpreter, and Python finds its environment from the path it is started through."""
+    folder, name = os.path.split(sys.executable)
+    return os.path.join(os.path.realpath(folder), name)
+
+
 @functools.lru_cache(maxsize=None)
 def python_layout(executable: str | None = None, show: tuple[str, ...] = (),
                   hide: tuple[str, ...] = (ENGINE_PACKAGE,)) -> dict[str, Any]:
@@ -218,7 +228,7 @@ def python_layout(executable: str | None = None, show: tuple[str, ...] = (),
     (isolated mode: no current folder, no PYTHONPATH, no user site): its executable, standard
     library and site-packages, and where the packages in ``show`` (to mount) and ``hide`` (to
     cover) are installed."""
-    done = subprocess.run([executable or sys.executable, "-I", "-c", PROBE, json.dumps(show),
+    done = subprocess.run([executable or interpreter(), "-I", "-c", PROBE, json.dumps(show),
                            json.dumps(hide)], capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, timeout=60)
     if done.returncode != 0:

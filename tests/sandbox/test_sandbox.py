@@ -2,6 +2,7 @@
 import json
 import logging
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -238,3 +239,27 @@ def test_each_confinement_says_how_to_start_a_kernel(mode, tmp_path):
         assert held.connection(connection) == str(connection)
         assert held.environment(runtime)["HOME"] == str(home)
         assert held.working_folder(runtime) == str(home)
+
+
+@pytest.mark.slow
+def test_a_course_reached_through_a_symbolic_link_grades_normally(tmp_path):
+    """The course's environment behind a symbolic link (a home or data folder mounted behind
+    one, as on many department servers): the sandbox shows real paths only, so the kernel is
+    started through the real path too. It once failed to start for every learner ("prlimit:
+    failed to execute .../.venv/bin/python: Permission denied") and each scored 0."""
+    if not confinement.available():
+        pytest.skip("bubblewrap is not installed")
+    environment = Path(sys.executable).parent.parent  # the environment make builds (.venv)
+    linked = tmp_path / "linked-environment"
+    linked.symlink_to(environment, target_is_directory=True)
+    python = linked / "bin" / Path(sys.executable).name
+    solution = COURSE.assignment("00-getting-started").solution
+    out = tmp_path / "result.json"
+    done = subprocess.run([str(python), "-m", "autograder", "grade", str(solution), "--course",
+                           str(REPO), "--json", str(out), "--figures", "off"],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["score"] == result["max_score"] == 8, result["errors"]
+    assert confinement.interpreter() == os.path.join(
+        os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
