@@ -213,3 +213,33 @@ def grade_measured(path, assignment, options, state=None, timeout=900):
                           capture_output=True, text=True, cwd=REPO, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------ hostile learner files
+
+TINY_PNG = {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo="}}  # a signature
+
+
+def figure_flood(assignment, count=300_000):
+    """The reference submission of ``assignment`` whose own demonstration cells hold ``count``
+    tiny "PNG" outputs between them (each the PNG signature alone), as compact JSON: 300,000 of
+    them make a 20 MB file for 00-getting-started."""
+    from autograder.engine import catalogue, demonstrations, notebook
+    found = COURSE.assignment(assignment)
+    submission = catalogue.filled_notebook(found)
+    shown = {notebook.grade_id(c) for c in notebook.load(found.release)["cells"]
+             if demonstrations.is_demonstration(c)}
+    cells = [c for c in submission["cells"] if notebook.grade_id(c) in shown]
+    for cell in cells:
+        cell["outputs"] = [TINY_PNG] * (count // len(cells))
+    return json.dumps(submission, separators=(",", ":")).encode()
+
+
+def metadata_bomb(assignment, lists=6_300_000):
+    """The reference submission of ``assignment`` whose notebook metadata holds ``lists`` empty
+    lists: a valid notebook of 19 MB that Python holds in about 400 MB once parsed."""
+    from autograder.engine import catalogue
+    submission = catalogue.filled_notebook(COURSE.assignment(assignment))
+    submission["metadata"]["bomb"] = "BOMB"
+    text = json.dumps(submission, separators=(",", ":"))
+    return text.replace('"BOMB"', "[" + "[]," * (lists - 1) + "[]]").encode()
