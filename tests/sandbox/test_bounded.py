@@ -995,12 +995,16 @@ def test_every_reader_of_a_learners_file_is_bounded(who, request):
                                                  "call_timeout": 5, "budget": 120}, state,
                                     run=None if who == "root" else run)
         peak_file.unlink()
+        started = time.monotonic()
         run(*measured_module("nbgrader", "generate_feedback", ASSIGNMENT))
+        pages_seconds = time.monotonic() - started
         feedback = peaks(peak_file)["nbgrader"]
         print(f"\n[bounded] {who}: collect {collected:.0f} MiB; autograde: grader "
               f"{graded['grader_peak_mib']:.0f} MiB, recording {graded['recorder_peak_mib']:.0f} "
-              f"MiB, {graded['seconds']:.0f} s; feedback {feedback:.0f} MiB\n[bounded] {who}: "
-              f"the recording's peak after each learner: {graded['recorder_peaks_mib']}")
+              f"MiB, {graded['seconds']:.0f} s; feedback {feedback:.0f} MiB, {pages_seconds:.0f} s "
+              f"for {len(learners)} pages\n[bounded] {who}: the recording's peak after each "
+              f"learner: {graded['recorder_peaks_mib']}")
+        assert pages_seconds < RENDER_SECONDS * len(learners)
         for peak in (collected, graded["grader_peak_mib"], graded["recorder_peak_mib"], feedback):
             assert peak < GRADER_PEAK_MIB
         scores = {Path(r["notebook"]).parent.parent.name: r for r in graded["results"]}
