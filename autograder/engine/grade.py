@@ -84,7 +84,7 @@ class Execution:
                                    f"cells were not run")
                 break
             result = self.session.execute(cell["source"], min(self.options.cell_timeout, remaining))
-            cell["outputs"] = self.outputs.fit(result.outputs)
+            cell["outputs"] = self._kept(cell, result)
             if result.error:
                 self.errors.append(f"{notebook.cell_label(self.notebook, number)}: {result.error}")
             else:
@@ -95,6 +95,22 @@ class Execution:
                 AGENT_CHECK, max(0.1, min(10.0, self.remaining()))).error:
             self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
         _stage(self.options, "execute", started)
+
+    def _kept(self, cell: notebook.Cell, result: Any) -> list[figures.Output]:
+        """What ``cell`` keeps of ``result``'s outputs: what fits the notebook's budget. A visible
+        check (the release's, so few) keeps how it fared even past the budget: its error, or a
+        note that it ran (:func:`visible_checks` reads them)."""
+        kept = self.outputs.fit(result.outputs)
+        if notebook.check_exercise(cell) is None or not result.outputs:
+            return kept
+        if result.error and not any(o.get("output_type") == "error" for o in kept):
+            ename, _, evalue = result.error.partition(": ")
+            kept.append({"output_type": "error", "ename": ename, "evalue": evalue,
+                         "traceback": []})
+        elif not kept:
+            kept.append(figures.note("this check ran; its outputs were left out by the grader: "
+                                     "the notebook's outputs had reached their limit"))
+        return kept
 
     def _revive(self) -> bool:
         if self.session.exhausted():

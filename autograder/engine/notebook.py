@@ -2,9 +2,11 @@
 
 A submission is untrusted JSON. :func:`read_submission` parses it and flags its code
 (:mod:`autograder.flags`) in a child process of its own, bounded in memory and CPU time, and
-returns only a canonical notebook (cell types, sources, nbgrader's cell metadata), whose parse in
-the grader costs little more than its size; JSON such as ``[{},{},...]`` or a cell of
-``[a,a,...]`` exhausts that child, not the grader. Anything unreadable becomes a
+returns only a canonical notebook (cell types, sources, nbgrader's cell metadata, the figures of
+the demonstration cells within the notebook's budget of outputs), whose parse in the grader costs
+little more than its size; JSON such as ``[{},{},...]`` or a cell of ``[a,a,...]`` exhausts that
+child, not the grader. :func:`copy_for_nbgrader` has the same child make the copy nbgrader reads
+in place of the learner's file (:func:`normalised`). Anything unreadable becomes a
 :class:`NotebookProblem` with a sentence for the learner. :func:`restore_locked` rebuilds the
 notebook on the released one: locked cells (instructions, given code, visible checks) come from the
 release, answers come from the learner, and cells the learner added stay where they put them.

@@ -222,6 +222,28 @@ def test_one_budget_holds_the_demonstrations_figures_and_the_kernels_outputs():
     assert all(c == [] for c in cells[11:])
 
 
+def test_a_visible_check_keeps_how_it_fared_past_the_notebooks_budget():
+    """Once the notebook's budget is spent, later cells keep no outputs; a visible check still
+    keeps its error, or a note that it ran, so that its state is not misreported."""
+    from autograder.engine.kernel import CellResult
+    found = COURSE.assignment("00-getting-started")
+    check = next(c for c in notebook.load(found.release)["cells"] if notebook.check_exercise(c))
+    execution = grade.Execution({"cells": []}, found, Options(sandbox=sandbox_mode()),
+                                time.monotonic() + 60, outputs=figures.Budget(outputs=0))
+    printed = [{"output_type": "stream", "name": "stdout", "text": "checking"}]
+    failed = execution._kept(check, CellResult(printed + [{
+        "output_type": "error", "ename": "AssertionError", "evalue": "rows do not sum to one",
+        "traceback": ["..."]}], "AssertionError: rows do not sum to one"))
+    passed = execution._kept(check, CellResult(printed))
+    other = execution._kept(code("print(1)"), CellResult(printed))
+    exercise = notebook.check_exercise(check)
+    checks = grade.visible_checks({"cells": [dict(check, outputs=failed)]})
+    assert checks[exercise] == {"status": "failed",
+                                "message": "AssertionError: rows do not sum to one"}
+    checks = grade.visible_checks({"cells": [dict(check, outputs=passed)]})
+    assert checks[exercise]["status"] == "passed" and other == []
+
+
 def test_a_submission_is_run_in_full_when_skipping_could_change_its_grade():
     assert demonstrations.needs_full_run(["a cell: NameError: name 'trained' is not defined"])
     assert demonstrations.needs_full_run(["`f` raised NameError: name 'z' is not defined"])
