@@ -9,6 +9,9 @@ answer, because a grade cell's outputs are written here, not by the learner's co
 quotes what the learner's code raised: every piece of it is escaped
 (:func:`autograder.course.sanitize.markdown_text`), so it renders as the text it is.
 
+nbgrader's ``Autograde`` never parses a learner's file itself: :class:`SubmissionExporter` has
+the grader's bounded reader make a normalised copy of it, and nbgrader reads that.
+
 The course is the one in nbgrader's own course root (``CourseDirectory.root``, with its source
 and release folders), wherever the engine is installed. Its settings are the grading
 :class:`~autograder.engine.options.Options`, one traitlet each, generated from their one
