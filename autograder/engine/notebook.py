@@ -253,9 +253,10 @@ def copy_for_nbgrader(raw: bytes, timeout: float | None = None) -> str:
     """The JSON text of :func:`normalised` of a submission's bytes, made by a reader child bounded
     as :func:`read_submission`'s; NotebookProblem if the child cannot read it within its limits."""
     answer = _in_child({"mode": "copy"}, [raw], timeout or 3 * READ_CPU_SECONDS)
-    if not isinstance(answer.get("copy"), str):
+    copy = answer.get("copy")
+    if not isinstance(copy, str):
         raise _problem(answer)
-    return answer["copy"]
+    return copy
 
 
 def _read_in_child(parent: int) -> None:
