@@ -147,9 +147,9 @@ def canonical(notebook: Notebook, shown: dict[str, list[figures.Output]] | None 
 def normalised(notebook: Notebook) -> Notebook:
     """The copy of a checked submission that nbgrader reads in place of the learner's file:
     per cell its type, source and id, nbgrader's metadata (its known keys, plain values), its
-    tags (up to :data:`MAX_TAGS` short strings) and whether JupyterLab may edit or delete it; no
-    outputs, attachments or other metadata; of the notebook's metadata only the kernel's and
-    language's names and versions. Its parse costs little more than its size, whatever the
+    tags (up to :data:`MAX_TAGS` short strings), whether JupyterLab may edit or delete it, and a
+    markdown cell's attachments (:func:`_attachments`); no outputs or other metadata; of the
+    notebook's metadata only the kernel's and language's names and versions. Its parse costs little more than its size, whatever the
     learner's file held. Reading it again gives it back unchanged."""
     _check_count(notebook)
     minor = notebook["nbformat_minor"] if 0 <= notebook["nbformat_minor"] <= 5 else 5
@@ -168,6 +168,10 @@ def normalised(notebook: Notebook) -> Notebook:
         clean: Cell = {"cell_type": cell["cell_type"], "metadata": kept, "source": cell["source"]}
         if cell["cell_type"] == "code":
             clean.update(outputs=[], execution_count=None)
+        elif cell.get("attachments") is not None:
+            attachments = _attachments(cell["attachments"])
+            if attachments:
+                clean["attachments"] = attachments
         cells.append(clean)
     if minor >= 5:
         ids = [cell.get("id") for cell in notebook["cells"]]
@@ -186,6 +190,26 @@ def normalised(notebook: Notebook) -> Notebook:
         if values:
             kept_metadata[key] = values
     return {"cells": cells, "metadata": kept_metadata, "nbformat": 4, "nbformat_minor": minor}
+
+
+def _attachments(given: Any) -> dict[str, dict[str, str]]:
+    """A markdown cell's attachments (images pasted into an answer, which its text names), if
+    they are a few plain ones: at most :data:`MAX_TAGS` files of at most 4 types each, with short
+    names; else none."""
+    if not isinstance(given, dict) or len(given) > MAX_TAGS:
+        return {}
+    kept: dict[str, dict[str, str]] = {}
+    for name, bundle in given.items():
+        if not isinstance(name, str) or len(name) > 200 or not isinstance(bundle, dict) or \
+                not 0 < len(bundle) <= 4:
+            return {}
+        data = {mime: "".join(value) if isinstance(value, list) else value
+                for mime, value in bundle.items()}
+        if not all(isinstance(mime, str) and len(mime) <= 200 and isinstance(value, str)
+                   for mime, value in data.items()):
+            return {}
+        kept[name] = data
+    return kept
 
 
 READER = """import importlib, sys
@@ -371,6 +395,8 @@ def check_structure(notebook: Any) -> Notebook:
                  "metadata": {**metadata, "nbgrader": nbgrader} if nbgrader else dict(metadata)}
         if isinstance(cell.get("id"), str):
             clean["id"] = cell["id"]
+        if cell["cell_type"] != "code" and "attachments" in cell:  # see normalised
+            clean["attachments"] = cell["attachments"]
         if cell["cell_type"] == "code":  # outputs: see _figures_of
             clean["outputs"] = []
             clean["execution_count"] = None

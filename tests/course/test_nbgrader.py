@@ -186,9 +186,9 @@ def test_only_the_courses_own_autograde_steps_are_split_between_workers_and_the_
 
 def test_nbgrader_reads_a_normalised_copy_made_by_the_bounded_reader(tmp_path, course_state):
     """What nbgrader's converter reads of a learner's file is the bounded reader's normalised
-    copy: cells, ids, nbgrader's metadata and tags, no outputs or other metadata, the same when
-    read again; a file the reader cannot read (a bomb, a link, over 20 MiB) becomes the
-    release."""
+    copy: cells, ids, nbgrader's metadata, tags and a few attachments, no outputs or other
+    metadata, the same when read again; a file the reader cannot read (a bomb, a link, over
+    20 MiB) becomes the release."""
     import nbformat
     from traitlets.config import Config
     from autograder.course import nbgrader_plugin
@@ -201,7 +201,11 @@ def test_nbgrader_reads_a_normalised_copy_made_by_the_bounded_reader(tmp_path, c
     first = submission["cells"][0]
     first["metadata"].update(tags=["a", "b"], editable=False, collapsed=True,
                              nbgrader={**first["metadata"].get("nbgrader", {}), "junk": [1]})
-    first["attachments"] = {"x.png": {"image/png": "AAAA"}}
+    first["attachments"] = {"x.png": {"image/png": "AAAA"}}  # an image pasted into markdown
+    second = submission["cells"][1]
+    second.update(cell_type="markdown", attachments={f"{n}.png": {"image/png": ""}
+                                                      for n in range(1000)})
+    second.pop("outputs", None), second.pop("execution_count", None)
     raw = json.dumps(submission).encode()
     copy = json.loads(notebook.copy_for_nbgrader(raw))
     assert copy == notebook.normalised(notebook.parse(json.dumps(copy).encode()))  # unchanged
@@ -209,7 +213,9 @@ def test_nbgrader_reads_a_normalised_copy_made_by_the_bounded_reader(tmp_path, c
     assert set(copy["metadata"]) == {"kernelspec", "language_info"}
     assert copy["cells"][0]["metadata"]["tags"] == ["a", "b"]
     assert copy["cells"][0]["metadata"]["editable"] is False
-    assert "collapsed" not in copy["cells"][0]["metadata"] and "attachments" not in copy["cells"][0]
+    assert "collapsed" not in copy["cells"][0]["metadata"]
+    assert copy["cells"][0]["attachments"] == first["attachments"]  # kept: its text shows it
+    assert "attachments" not in copy["cells"][1]  # a thousand: none kept
     assert "junk" not in copy["cells"][0]["metadata"].get("nbgrader", {})
     assert [c["source"] for c in copy["cells"]] == [cell_source(c) for c in submission["cells"]]
     assert all(c.get("outputs", []) == [] for c in copy["cells"])
