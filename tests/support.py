@@ -213,3 +213,136 @@ def grade_measured(path, assignment, options, state=None, timeout=900):
                           capture_output=True, text=True, cwd=REPO, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------ hostile learner files
+
+TINY_PNG = {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo="}}  # a signature
+
+
+def figure_flood(assignment, count=300_000):
+    """The reference submission of ``assignment`` whose own demonstration cells hold ``count``
+    tiny "PNG" outputs between them (each the PNG signature alone), as compact JSON: 300,000 of
+    them make a 20 MB file for 00-getting-started."""
+    from autograder.engine import catalogue, demonstrations, notebook
+    found = COURSE.assignment(assignment)
+    submission = catalogue.filled_notebook(found)
+    shown = {notebook.grade_id(c) for c in notebook.load(found.release)["cells"]
+             if demonstrations.is_demonstration(c)}
+    cells = [c for c in submission["cells"] if notebook.grade_id(c) in shown]
+    for cell in cells:
+        cell["outputs"] = [TINY_PNG] * (count // len(cells))
+    return json.dumps(submission, separators=(",", ":")).encode()
+
+
+def metadata_bomb(assignment, lists=6_300_000):
+    """The reference submission of ``assignment`` whose notebook metadata holds ``lists`` empty
+    lists: a valid notebook of 19 MB that Python holds in about 400 MB once parsed."""
+    from autograder.engine import catalogue
+    submission = catalogue.filled_notebook(COURSE.assignment(assignment))
+    submission["metadata"]["bomb"] = "BOMB"
+    text = json.dumps(submission, separators=(",", ":"))
+    return text.replace('"BOMB"', "[" + "[]," * (lists - 1) + "[]]").encode()
+
+
+# ------------------------------------------------------------------ commands' own peak memory
+
+MEASURE_MODULE = """
+import atexit, json, os, runpy, sys
+def report():
+    with open("/proc/self/status") as status:
+        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+    with open(os.environ["PEAK_FILE"], "a") as out:
+        out.write(json.dumps({"module": module, "peak_mib": peak / 1024}) + "\\n")
+atexit.register(report)
+if sys.argv[1] == "-m":  # as python's own command line names a module
+    del sys.argv[1]
+module = sys.argv[1]
+sys.argv = sys.argv[1:]
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+def measured_module(module, *args):
+    """The command that runs ``python -m module args`` and, as it exits, appends its own peak
+    memory (VmHWM: its children apart) to the file named by the environment's PEAK_FILE."""
+    return [sys.executable, "-c", MEASURE_MODULE, module, *map(str, args)]
+
+
+def peaks(path):
+    """module -> the largest peak (MiB) its runs appended to ``path``."""
+    found = {}
+    for line in Path(path).read_text().splitlines() if Path(path).exists() else []:
+        entry = json.loads(line)
+        found[entry["module"]] = max(found.get(entry["module"], 0), entry["peak_mib"])
+    return found
+
+
+AUTOGRADE_AND_MEASURE = """
+import json, sys, time
+from autograder.course import instructor
+from autograder.engine.assignment import Course
+from autograder.engine.options import Options
+root, assignment, options, state = json.loads(sys.argv[1])
+assignment = Course.from_root(root).assignment(assignment)
+recording = {}
+started = time.monotonic()
+results = instructor.autograde(assignment, jobs=1, state=state, progress=False,
+                               options=Options(**options),
+                               recorded=lambda r: recording.update(r.peaks))
+with open("/proc/self/status") as status:
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+print(json.dumps({"results": [r.to_json() for r in results], "grader_peak_mib": peak / 1024,
+                  "recorder_peaks_mib": recording, "recorder_peak_mib": max(recording.values()),
+                  "seconds": time.monotonic() - started}))
+"""
+
+
+def autograde_measured(assignment, options, state, run=None):
+    """``python -m autograder autograde``'s work (grading in this one process, ``jobs`` 1, and
+    the recording process with one building worker) in a fresh process: its results, the
+    grading process's peak memory and the recording's (its writer's or its worker's, the
+    larger: after each learner, and at most), in MiB. ``run(*args)`` runs the command (as
+    another user, say)."""
+    args = [sys.executable, "-c", textwrap.dedent(AUTOGRADE_AND_MEASURE),
+            json.dumps([str(REPO), assignment, options, str(state)])]
+    if run is None:
+        done = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=1800)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    else:
+        done = run(*args)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+FORMGRADE_PAGES = """
+import json, sys, time
+from nbconvert.exporters import HTMLExporter
+from nbgrader.apps import NbGrader
+from nbgrader.server_extensions.formgrader import handlers
+from traitlets.config import Config
+app = NbGrader()
+app.load_config_file()  # the course's nbgrader_config.py, as the formgrader loads it
+config = Config(app.config)
+config.HTMLExporter.template_name = "formgrade"  # what the formgrader's extension sets
+config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+for path in sys.argv[1:]:
+    started = time.monotonic()
+    html, _ = HTMLExporter(config=config).from_filename(path, resources={
+        "assignment_id": "a", "notebook_id": "n", "submission_id": "s", "index": 0,
+        "total": 1, "base_url": "", "student": "s", "last_name": None, "first_name": None,
+        "notebook_path": path})
+    print(json.dumps({"path": path, "seconds": time.monotonic() - started, "chars": len(html)}))
+"""
+
+
+def formgrader_pages(paths, run=None):
+    """{path: (seconds, characters)} of the formgrader's page of each autograded notebook, made
+    as the formgrader's submission handler makes it (its exporter, the course's configuration)."""
+    args = [sys.executable, "-c", FORMGRADE_PAGES, *map(str, paths)]
+    if run is None:
+        done = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=1800)
+        assert done.returncode == 0, done.stderr[-4000:]
+    else:
+        done = run(*args)
+    pages = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {page["path"]: (page["seconds"], page["chars"]) for page in pages}

@@ -1,9 +1,11 @@
 """nbgrader's ``Autograde`` converter in two parts: the autograded notebook, and the gradebook's rows.
 
 For one learner, ``nbgrader autograde`` does two kinds of work. Most of it builds the autograded
-folder: it reads the submission, overwrites the locked cells from the gradebook's source cells,
-grades (this course's :class:`~autograder.course.nbgrader_plugin.HiddenSuiteGrading`, which finds
-the result the grading workers kept), limits outputs, clears metadata and writes the notebook.
+folder: it reads the submission (the bounded reader's normalised copy of it,
+:class:`~autograder.course.nbgrader_plugin.SubmissionExporter`), overwrites the locked cells from
+the gradebook's source cells, grades (this course's
+:class:`~autograder.course.nbgrader_plugin.HiddenSuiteGrading`, which finds the result the grading
+workers kept), limits outputs, clears metadata and writes the notebook.
 All of that only *reads* the gradebook. The rest writes the gradebook's rows: the learner, the
 submission and its timestamp, every grade and comment (``SaveAutoGrades``), the flag
 (``RecordFlags``) and the late penalty (``AssignLatePenalties``).

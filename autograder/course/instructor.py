@@ -195,7 +195,9 @@ class Recording:
     The recording process grades with ``options``, all of them (the cache key holds every
     setting that can change a result), so it finds every result the grading kept. It builds
     autograded folders with ``builders`` workers (one per core by default) and writes rows in one
-    writer; ``built`` and ``written`` add up the workers' CPU seconds and the writer's seconds."""
+    writer; ``built`` and ``written`` add up the workers' CPU seconds and the writer's seconds;
+    ``peaks`` holds, for each learner recorded, the peak memory (MiB) of the writer and of the
+    worker that built their folder so far, whichever is larger."""
 
     def __init__(self, assignment: Assignment, students: list[str], options: Options,
                  state: str | Path, lock_wait: float = LOCK_WAIT,
@@ -218,6 +220,7 @@ class Recording:
         self.recorder: Recorder | None = None
         self.waited = 0.0  # seconds finish() took: what recording added after grading
         self.built = self.written = 0.0
+        self.peaks: dict[str, float] = {}
         if self.pending:
             self.recorder = Recorder(assignment.name,
                                      config_arguments(options, "HiddenSuiteGrading"),
@@ -264,6 +267,7 @@ class Recording:
         student = reply["student"]
         self.built += reply.get("build", 0.0)
         self.written += reply.get("rows", 0.0)
+        self.peaks[student] = reply.get("peak", 0.0)
         if reply["status"] == "recorded":
             if self._in_place(student):
                 write_atomically(self.marks / f"{student}.json",

@@ -9,6 +9,9 @@ answer, because a grade cell's outputs are written here, not by the learner's co
 quotes what the learner's code raised: every piece of it is escaped
 (:func:`autograder.course.sanitize.markdown_text`), so it renders as the text it is.
 
+nbgrader's ``Autograde`` never parses a learner's file itself: :class:`SubmissionExporter` has
+the grader's bounded reader make a normalised copy of it, and nbgrader reads that.
+
 The course is the one in nbgrader's own course root (``CourseDirectory.root``, with its source
 and release folders), wherever the engine is installed. Its settings are the grading
 :class:`~autograder.engine.options.Options`, one traitlet each, generated from their one
@@ -16,6 +19,7 @@ definition (``c.HiddenSuiteGrading.cell_timeout = 30`` in ``nbgrader_config.py``
 """
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import tempfile
@@ -23,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from nbconvert.exporters import NotebookExporter
+from nbconvert.exporters.exporter import ResourcesDict
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat import from_dict
 from nbgrader.api import Gradebook
@@ -173,20 +179,28 @@ class _Grading(NbGraderPreprocessor):  # type: ignore[misc]
             with tempfile.TemporaryDirectory(
                     prefix=f"{lifetime.RUNTIME_PREFIX}{os.getpid()}-autograde-") as folder:
                 path = Path(folder) / f"{name}.ipynb"
-                path.write_text(json.dumps(nb), encoding="utf-8")
+                path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
                 # nbgrader's copy has no outputs: a demonstration cell not re-run shows the
-                # figures of the learner's own file, read with the copy in one bounded child
+                # figures of the learner's own file, read with the copy in one bounded child,
+                # which refuses the copy if the learner's file cannot be read
                 result, executed = grade.grade_notebook(
                     path, assignment, self.options(),
                     cache_folder=folders.cache_dir(folders.state_dir(coursedir.root)),
                     figures_from=raw)
+            if executed is None:  # refused as unreadable: its pages show the release, and why
+                nb.cells = nbformat.read(str(assignment.release), as_version=4).cells
         for error in result.errors:
             self.log.warning("%s/%s: %s", assignment.name, name, error)
         for flag in result.flags:
             self.log.warning("%s/%s flagged for review: %s", assignment.name, name, flag)
-        plain = annotate(json.loads(json.dumps(nb)), result, executed)
+        # nb is nbgrader's copy of the bounded reader's (SubmissionExporter): what annotate
+        # reads of it, as plain values
+        plain = annotate({"cells": [
+            {"cell_type": cell.cell_type, "source": cell.source,
+             "metadata": {"nbgrader": dict(cell.metadata.get("nbgrader", {}))}}
+            for cell in nb.cells], "metadata": {}}, result, executed)
         for index, cell in enumerate(plain["cells"]):
-            if cell["cell_type"] == "code":
+            if "outputs" in cell:  # what annotate gave it
                 nb.cells[index].outputs = [from_dict(o) for o in cell["outputs"]]
         for key in (ERRORS, FLAGS):  # for the instructor; RecordFlags marks the gradebook too
             if key in plain.get("metadata", {}):
@@ -198,6 +212,71 @@ HiddenSuiteGrading = type("HiddenSuiteGrading", (_Grading,), {
     "__doc__": "Execute in the sandbox and score grade cells from the hidden suite (replaces "
                "nbgrader's Execute). Its settings are the grading options, one traitlet each.",
     "__module__": __name__, **settings_traits()})
+
+
+class SubmissionExporter(NotebookExporter):  # type: ignore[misc]
+    """nbgrader's ``Autograde`` (and the recording's builders) read notebooks through this.
+
+    A learner's file (anything outside the converter's autograded folder) is never parsed here:
+    it is read as bytes without following links or blocking (:func:`notebook.read_regular`, at
+    most 20 MiB), and a reader child bounded in memory and CPU time
+    (:func:`notebook.copy_for_nbgrader`) gives back a normalised copy, cells and the little
+    metadata nbgrader reads (:func:`notebook.normalised`), which is what nbgrader parses and
+    converts. A file the child cannot read becomes the release's notebook (what nbgrader read
+    must not reach the feedback); :class:`HiddenSuiteGrading` gives it a zero score sheet with
+    the reason. What nbgrader wrote itself from that copy (its autograded folder, read again for
+    the grading steps) is read as nbgrader would."""
+
+    def from_filename(self, filename: str, resources: dict[str, Any] | None = None,
+                      **kw: Any) -> tuple[Any, dict[str, Any]]:
+        if self._own(filename):
+            return super().from_filename(filename, resources, **kw)
+        resources = ResourcesDict() if resources is None else resources
+        if "metadata" not in resources or resources["metadata"] == "":
+            resources["metadata"] = ResourcesDict()
+        folder, base = os.path.split(filename)
+        resources["metadata"].update(name=os.path.splitext(base)[0], path=folder)
+        try:
+            changed = os.lstat(filename).st_mtime
+            copy = notebook.copy_for_nbgrader(notebook.read_regular(
+                filename, root=self._submitted(filename)))
+            nb = nbformat.reads(copy, as_version=4)
+        except (notebook.NotebookProblem, OSError) as problem:
+            self.log.warning("%s cannot be read as a notebook (%s); the release is read in its "
+                             "place", filename, problem)
+            changed = datetime.datetime.now().timestamp()
+            nb = self._release(resources)
+        modified = datetime.datetime.fromtimestamp(changed, tz=datetime.timezone.utc)
+        resources["metadata"]["modified_date"] = modified.strftime("%B %-d, %Y")
+        return self.from_notebook_node(nb, resources=resources, **kw)
+
+    def _own(self, filename: str) -> bool:
+        """Whether ``filename`` is in the converter's autograded folder (which nbgrader writes
+        from the bounded copy), not a learner's file."""
+        coursedir = getattr(self.parent, "coursedir", None)
+        if coursedir is None:
+            return False
+        folder = os.path.realpath(os.path.join(coursedir.root, coursedir.autograded_directory))
+        return os.path.commonpath([os.path.realpath(filename), folder]) == folder
+
+    def _submitted(self, filename: str) -> str | None:
+        """The course's submitted folder if ``filename`` is in it (no folder between them may be
+        a link either), else None."""
+        coursedir = getattr(self.parent, "coursedir", None)
+        if coursedir is None:
+            return None
+        root = os.path.join(coursedir.root, coursedir.submitted_directory)
+        return root if Path(filename).is_relative_to(root) else None
+
+    def _release(self, resources: dict[str, Any]) -> Any:
+        """The release's notebook of the assignment being converted (empty if there is none)."""
+        try:
+            release = course_of(self.config).assignment(resources["nbgrader"]["assignment"]).release
+            if release.stem == resources["nbgrader"]["notebook"]:
+                return nbformat.read(str(release), as_version=4)
+        except (KeyError, LookupError, OSError, ValueError, TypeError):
+            pass
+        return nbformat.v4.new_notebook()
 
 
 class RecordFlags(NbGraderPreprocessor):  # type: ignore[misc]
@@ -231,6 +310,8 @@ def configure(c: Any) -> None:
     sanitize.configure(c)
     feedback_page.configure(c)
     c.Autograde.autograde_preprocessors = list(AUTOGRADE_STEPS)
+    # a learner's file is read by a bounded child; nbgrader parses the copy it gives
+    c.Autograde.exporter_class = f"{__name__}.SubmissionExporter"
     # nbconvert's ClearMetadataPreprocessor empties the notebook's metadata but for the kernel's
     # language: the grading's errors and flags are kept for the instructor (the README says so)
     c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {

@@ -23,8 +23,13 @@ writer has returned for them. The process and its workers die with the command t
 
 Protocol (trusted: both ends are the grader): learner ids, one per line, on the process's stdin;
 one JSON reply per learner, ``{"student", "status": "recorded"|"failed", "locked", "log",
-"build", "rows"}`` (a worker's CPU seconds building, the writer's seconds), on a pipe of its own
-(nbgrader's logging owns stdout and stderr).
+"build", "rows", "peak"}`` (a worker's CPU seconds building, the writer's seconds, the peak memory
+in MiB so far of the writer and of the worker that built the learner's folder, whichever is
+larger), on a pipe of its own (nbgrader's logging owns stdout and stderr).
+
+Nothing here parses a learner's file: nbgrader's converter reads each through a reader child
+bounded in memory and time, and parses the normalised copy it gives
+(:class:`autograder.course.nbgrader_plugin.SubmissionExporter`).
 """
 import concurrent.futures
 import glob
@@ -44,6 +49,19 @@ from ..sandbox import lifetime
 
 LOG_TAIL = 4000  # characters of nbgrader's log kept in a failed learner's reply
 NICENESS = 10    # grading (whose kernels have time limits) goes first; recording has none
+
+
+def peak_mib():
+    """This process's peak resident memory so far, in MiB (its own, not its children's)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _start():
@@ -167,8 +185,8 @@ def _build_here(student):
     try:
         cpu = autograded.build(_WORKER["app"], student)
     except Exception:  # nbgrader's own failure, or ours: the writer runs the whole converter
-        return {"student": student, "built": False, "build": 0.0}
-    return {"student": student, "built": True, "build": cpu}
+        return {"student": student, "built": False, "build": 0.0, "peak": peak_mib()}
+    return {"student": student, "built": True, "build": cpu, "peak": peak_mib()}
 
 
 _WORKER: dict = {}  # the nbgrader app that builds (set before the workers are forked)
@@ -204,6 +222,7 @@ def _record(app, tail, student, built):
     except NbGraderException:
         log = "\n".join(tail.lines)
         reply.update(status="failed", log=log[-LOG_TAIL:], locked="database is locked" in log)
+    reply["peak"] = max(peak_mib(), built.get("peak", 0.0) if built else 0.0)
     return reply
 
 

@@ -19,8 +19,9 @@ What makes skipping safe is checked in three ways:
   ``NameError`` (its own code read a name only a demonstration binds) to be graded again with
   every cell run.
 
-A cell that is not re-run keeps the figures of the learner's own submitted copy, images only
-(:func:`submitted_figures`), labelled as such.
+A cell that is not re-run keeps the figures of the learner's own submitted copy, images only, as
+many as the notebook's one budget of outputs allows (:func:`keep_submitted_figures`), labelled as
+such.
 """
 from __future__ import annotations
 
@@ -258,31 +259,28 @@ def problems(solution: notebook.Notebook, graded_sources: Iterable[str]) -> list
 
 # ------------------------------------------------------------------ grading (untrusted input)
 
-def submitted_figures(submitted: notebook.Notebook) -> dict[str, list[Output]]:
-    """grade id -> the figures a learner's own copy of each locked cell shows, within the
-    figure allowance (:func:`figures.within_allowance`)."""
-    kept: dict[str, list[Output]] = {}
-    for cell in submitted["cells"]:
-        gid = notebook.grade_id(cell)
-        if gid is not None and gid not in kept and cell.get("cell_type") == "code":
-            kept[gid] = figures.within_allowance(cell.get("outputs"))
-    return kept
+def not_rerun_outputs(shown: list[Output]) -> list[Output]:
+    """A demonstration cell's outputs: a label saying it was not re-run, then what the learner's
+    submitted copy shows of it (its figures, and the reader's note of any left out)."""
+    count = sum(1 for output in shown if figures.is_figure(output))
+    text = NOT_RERUN.format(count=count) if count else NOT_RERUN_EMPTY
+    return [{"output_type": "stream", "name": "stdout", "text": text}, *shown]
 
 
-def not_rerun_outputs(figures: list[Output]) -> list[Output]:
-    text = NOT_RERUN.format(count=len(figures)) if figures else NOT_RERUN_EMPTY
-    return [{"output_type": "stream", "name": "stdout", "text": text}, *figures]
-
-
-def keep_submitted_figures(executed: notebook.Notebook, submitted: notebook.Notebook) -> None:
-    """Give each demonstration cell of ``executed`` (a restored notebook) the figures of the
-    learner's own copy, labelled as not re-run (:func:`submitted_figures`)."""
-    if not any(is_demonstration(cell) for cell in executed["cells"]):
-        return
-    figures = submitted_figures(submitted)
+def keep_submitted_figures(executed: notebook.Notebook, submitted: notebook.Notebook,
+                           budget: figures.Budget | None = None) -> None:
+    """Give each demonstration cell of ``executed`` (a restored notebook) what the learner's own
+    copy of it shows in ``submitted`` (read by :func:`notebook.read_submission`: its figures,
+    within a cell's allowance), labelled as not re-run, within ``budget``, the notebook's one
+    budget of outputs (the kernel's outputs get what is left)."""
+    budget = budget or figures.Budget()
+    shown = {gid: cell.get("outputs", []) for cell in submitted["cells"]
+             if cell.get("cell_type") == "code" and (gid := notebook.grade_id(cell)) is not None}
     for cell in executed["cells"]:
         if is_demonstration(cell):
-            cell["outputs"] = not_rerun_outputs(figures.get(notebook.grade_id(cell) or "", []))
+            cell["outputs"] = budget.fit(not_rerun_outputs(
+                [o for o in shown.pop(notebook.grade_id(cell) or "", [])
+                 if figures.is_figure(o) or o.get("output_type") == "stream"]))
 
 
 def needs_full_run(messages: Iterable[str]) -> bool:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import cache, demonstrations, dependencies, notebook, suite
+from . import cache, demonstrations, dependencies, figures, notebook, suite
 from .oracle import Oracle
 from .assignment import Assignment
 from .kernel import CallFailed, KernelSession
@@ -43,13 +43,17 @@ class Execution:
     """The learner's notebook running in a kernel, kept callable for the hidden suite.
 
     One deadline (``Options.budget`` from the start) covers everything this kernel does: starting,
-    running the cells, replaying them after a crash, and every call of the hidden suite.
+    running the cells, replaying them after a crash, and every call of the hidden suite. One
+    budget of outputs (``outputs``, what the demonstration cells not run already took of the
+    notebook's) holds every cell's outputs it keeps, across restarts.
     """
 
     def __init__(self, executed: notebook.Notebook, assignment: Assignment, options: Options,
-                 deadline: float, skip: bool = False) -> None:
+                 deadline: float, skip: bool = False,
+                 outputs: figures.Budget | None = None) -> None:
         self.notebook = executed
         self.skip = skip  # demonstration cells are not run (their outputs are already in place)
+        self.outputs = outputs or figures.Budget()
         self.options = options
         self.deadline = deadline
         self.session = KernelSession(mode=options.confinement(), limits=options.limits,
@@ -84,7 +88,7 @@ class Execution:
                                    f"cells were not run")
                 break
             result = self.session.execute(cell["source"], min(self.options.cell_timeout, remaining))
-            cell["outputs"] = result.outputs
+            cell["outputs"] = self._kept(cell, result)
             if result.error:
                 self.errors.append(f"{notebook.cell_label(self.notebook, number)}: {result.error}")
             else:
@@ -95,6 +99,22 @@ class Execution:
                 AGENT_CHECK, max(0.1, min(10.0, self.remaining()))).error:
             self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
         _stage(self.options, "execute", started)
+
+    def _kept(self, cell: notebook.Cell, result: Any) -> list[figures.Output]:
+        """What ``cell`` keeps of ``result``'s outputs: what fits the notebook's budget. A visible
+        check (the release's, so few) keeps how it fared even past the budget: its error, or a
+        note that it ran (:func:`visible_checks` reads them)."""
+        kept = self.outputs.fit(result.outputs)
+        if notebook.check_exercise(cell) is None or not result.outputs:
+            return kept
+        if result.error and not any(o.get("output_type") == "error" for o in kept):
+            ename, _, evalue = result.error.partition(": ")
+            kept.append({"output_type": "error", "ename": ename, "evalue": evalue,
+                         "traceback": []})
+        elif not kept:
+            kept.append(figures.note("this check ran; its outputs were left out by the grader: "
+                                     "the notebook's outputs had reached their limit"))
+        return kept
 
     def _revive(self, crashed: bool = True) -> bool:
         """A new kernel, with the learner's cells that ran cleanly run again (and the course's
@@ -227,8 +247,10 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
     restoring the locked ones), settings and assignment version were graded before is not graded
     again (:mod:`autograder.engine.cache`); results are written there atomically as soon as they
     are known, so an interrupted class resumes where it stopped. ``figures_from`` is the
-    learner's own file when ``path`` is a copy without outputs (nbgrader's): a demonstration
-    cell not re-run shows the figures of that file (:func:`notebook.read_submission`).
+    learner's own file when ``path`` is a copy without outputs (nbgrader's): it must be readable
+    as a submission, and a demonstration cell not re-run shows the figures of that file
+    (:func:`notebook.read_submission`). Those figures and the kernel's outputs are kept within one
+    budget for the notebook (:class:`figures.Budget`).
     """
     options = options or Options()
     started = time.monotonic()
@@ -238,8 +260,10 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
     executed: notebook.Notebook | None = None
     problem = None
     by_file: str | None = None
+    outputs = figures.Budget()  # the notebook's one budget of outputs
     try:
-        raw = notebook.read_regular(path, root=root)
+        raw = notebook.read_regular(path, root=root, limit=notebook.MAX_BYTES
+                                    if figures_from is None else notebook.COPY_BYTES)
         if cache_folder is not None:  # the learner's own file, graded before: nothing to read
             by_file = cache.file_key(assignment, options,
                                      raw if figures_from is None else figures_from)
@@ -247,16 +271,21 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
             if found is not None:
                 found[0].notebook = str(path)
                 return found
+        released = notebook.load(assignment.release)
+        # the demonstration cells show the figures of the learner's copy, in the notebook's one
+        # budget of outputs; the kernel's outputs get what they leave
+        shows = [gid for cell in released["cells"] if demonstrations.is_demonstration(cell)
+                 and (gid := notebook.grade_id(cell)) is not None] \
+            if options.demonstrations == "skip" else []
         # Parsed and flagged in a child process bounded in memory and time (never here).
         submitted, flags = notebook.read_submission(raw, max(1.0, min(
             3 * notebook.READ_CPU_SECONDS, options.budget - (time.monotonic() - started))),
-            figures_from if options.demonstrations == "skip" else None)
+            figures_from, shows)
         del raw
-        released = notebook.load(assignment.release)
         executed, notes = notebook.restore_locked(submitted, released)
         errors += notes
-        if options.demonstrations == "skip":
-            demonstrations.keep_submitted_figures(executed, submitted)
+        if shows:
+            demonstrations.keep_submitted_figures(executed, submitted, outputs)
         key = cache.content_key(assignment, options, executed)
     except notebook.NotebookProblem as error:
         problem = error
@@ -277,11 +306,13 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
     else:
         skip = options.demonstrations == "skip" and any(
             demonstrations.is_demonstration(cell) for cell in executed["cells"])
-        results, more, ran = _run_and_test(executed, assignment, options, deadline, skip)
+        results, more, ran = _run_and_test(executed, assignment, options, deadline, skip,
+                                           outputs)
         if skip and demonstrations.needs_full_run(more + [t.feedback for t in results]):
             # a name a skipped cell binds may be why: the notebook is graded again, every cell run
             executed, _ = notebook.restore_locked(submitted, notebook.load(assignment.release))
-            results, more, ran = _run_and_test(executed, assignment, options, deadline, False)
+            results, more, ran = _run_and_test(executed, assignment, options, deadline, False,
+                                               figures.Budget())
         errors += more
     result = Result(str(path), assignment.name, results, errors, list(flags),
                     written_max_score=assignment.written_points)
@@ -296,15 +327,17 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
 
 
 def _run_and_test(executed: notebook.Notebook, assignment: Assignment, options: Options,
-                  deadline: float, skip: bool) -> tuple[list[Any], list[str], bool]:
+                  deadline: float, skip: bool, outputs: figures.Budget
+                  ) -> tuple[list[Any], list[str], bool]:
     """Run the notebook's cells in a kernel (demonstration cells too, unless ``skip``) and the
-    hidden suite on it; returns ``(test results, errors, whether the kernel started)``."""
+    hidden suite on it; returns ``(test results, errors, whether the kernel started)``. The
+    cells' outputs are kept within ``outputs``, the notebook's budget."""
     errors: list[str] = []
     execution = None
     caller: Callable[[str, tuple[Any, ...], dict[str, Any]], Reply]
     try:
         try:
-            execution = Execution(executed, assignment, options, deadline, skip)
+            execution = Execution(executed, assignment, options, deadline, skip, outputs)
             execution.run_all()
             caller = execution.call
         except CallFailed as failure:

@@ -49,7 +49,10 @@ from ..sandbox import confinement, launcher, lifetime
 MAX_OUTPUT_CHARS = 20_000       # of one cell's outputs but figures; the rest is dropped with a note
 MAX_FIGURE_CHARS = figures.MAX_FIGURE_CHARS  # of one figure (an image output: see is_figure)
 MAX_CELL_FIGURE_CHARS = figures.MAX_CELL_FIGURE_CHARS  # of one cell's figures together
-MAX_NOTEBOOK_OUTPUT_CHARS = 8_000_000  # of all cells' outputs together, figures included
+MAX_CELL_OUTPUTS = figures.MAX_CELL_OUTPUTS  # of one cell, figures included
+# of all cells' outputs together, figures and those of demonstration cells included: one
+# figures.Budget per notebook, which the grading fits each cell's outputs into
+MAX_NOTEBOOK_OUTPUT_CHARS = figures.MAX_NOTEBOOK_OUTPUT_CHARS
 MAX_MESSAGE_BYTES = relay.MAX_MESSAGE_BYTES
 RECEIVE_QUEUE = 2  # messages each of the grader's sockets holds before the kernel must wait
 IDLE_GRACE = 1.0  # seconds to wait for iopub's idle message after the shell's execute_reply
@@ -172,7 +175,6 @@ class KernelSession:
         self.relay: relay.Relay | None = None
         self.allowance = relay.Allowance(received_bytes)  # for all its kernels, restarts included
         self.restarts = 0
-        self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
 
     # ------------------------------------------------------------ lifecycle
     def start(self, timeout: float | None = None) -> KernelSession:
@@ -232,7 +234,6 @@ class KernelSession:
                                                     int(1000 * ANSWER_SEND_SECONDS))
         self._connect_iopub()
         self._wait_ready(timeout or self.startup_timeout)
-        self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
         return self
 
     def _connect_iopub(self) -> None:
@@ -508,36 +509,50 @@ class KernelSession:
         return False
 
     def execute(self, code: str, timeout: float) -> CellResult:
-        """Run a cell; collect its outputs within the caps; never raise for what the code does."""
+        """Run a cell; collect its outputs within the cell's caps (text, figures, and
+        :data:`MAX_CELL_OUTPUTS` outputs: consecutive text of one stream is one output, as
+        JupyterLab shows it); never raise for what the code does. The notebook's own budget
+        (:class:`figures.Budget`) is the caller's to apply to what it keeps."""
         outputs: list[Output] = []
-        used, figures, noted, left_out = [0], [0], [False], [0]
+        used, figures_used, noted, left_out = [0], [0], [False], [0]
+
+        def truncated() -> None:
+            if not noted[0]:
+                noted[0] = True
+                outputs.append(_output_from("stream", {
+                    "name": "stdout", "text": "\n[output truncated by the grader]\n"}))
 
         def keep(output: Output) -> None:
             size = len(json.dumps(output))
-            self.output_budget -= size
             if wire.MIME in output.get("data", {}):
+                used[0] += size
                 return  # a reply outside any call: counted, never kept
             if is_figure(output):
-                figures[0] += size
-                if size <= MAX_FIGURE_CHARS and figures[0] <= MAX_CELL_FIGURE_CHARS and \
-                        self.output_budget >= 0:
+                figures_used[0] += size
+                if size <= MAX_FIGURE_CHARS and figures_used[0] <= MAX_CELL_FIGURE_CHARS and \
+                        len(outputs) < MAX_CELL_OUTPUTS:
                     outputs.append(output)
                 else:
                     left_out[0] += 1
                 return
             used[0] += size
-            if used[0] <= MAX_OUTPUT_CHARS and self.output_budget >= 0:
+            if used[0] > MAX_OUTPUT_CHARS:
+                truncated()
+            elif output["output_type"] == "stream" and outputs and not noted[0] and \
+                    outputs[-1]["output_type"] == "stream" and \
+                    outputs[-1]["name"] == output["name"]:
+                outputs[-1]["text"] += output["text"]  # one stream's text is one output
+            elif len(outputs) < MAX_CELL_OUTPUTS:
                 outputs.append(output)
-            elif not noted[0]:
-                noted[0] = True
-                outputs.append(_output_from("stream", {
-                    "name": "stdout", "text": "\n[output truncated by the grader]\n"}))
+            else:
+                truncated()
 
         error, timed_out, died = self._run(code, timeout, keep)
         if left_out[0]:
             outputs.append(_output_from("stream", {"name": "stdout", "text": (
                 f"\n[{left_out[0]} figure(s) left out by the grader: a figure may take up to "
-                f"{MAX_FIGURE_CHARS:,} characters, a cell's figures {MAX_CELL_FIGURE_CHARS:,}]\n")}))
+                f"{MAX_FIGURE_CHARS:,} characters, a cell's figures {MAX_CELL_FIGURE_CHARS:,}, "
+                f"a cell {MAX_CELL_OUTPUTS} outputs]\n")}))
         if timed_out:
             return CellResult(outputs, f"timed out after {timeout:g} s", timed_out=True, died=died)
         if died:

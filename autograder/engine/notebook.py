@@ -2,9 +2,11 @@
 
 A submission is untrusted JSON. :func:`read_submission` parses it and flags its code
 (:mod:`autograder.flags`) in a child process of its own, bounded in memory and CPU time, and
-returns only a canonical notebook (cell types, sources, nbgrader's cell metadata), whose parse in
-the grader costs little more than its size; JSON such as ``[{},{},...]`` or a cell of
-``[a,a,...]`` exhausts that child, not the grader. Anything unreadable becomes a
+returns only a canonical notebook (cell types, sources, nbgrader's cell metadata, the figures of
+the demonstration cells within the notebook's budget of outputs), whose parse in the grader costs
+little more than its size; JSON such as ``[{},{},...]`` or a cell of ``[a,a,...]`` exhausts that
+child, not the grader. :func:`copy_for_nbgrader` has the same child make the copy nbgrader reads
+in place of the learner's file (:func:`normalised`). Anything unreadable becomes a
 :class:`NotebookProblem` with a sentence for the learner. :func:`restore_locked` rebuilds the
 notebook on the released one: locked cells (instructions, given code, visible checks) come from the
 release, answers come from the learner, and cells the learner added stay where they put them.
@@ -23,11 +25,12 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from . import figures
 
 MAX_BYTES = 20 << 20
+COPY_BYTES = 2 * MAX_BYTES      # nbgrader's copy of a submission, which it writes again
 MAX_CELLS = 2000                # the course's notebooks have at most 150
 READ_MEMORY = 768 << 20         # address space of the process that reads a submission
 READ_CPU_SECONDS = 20           # its CPU time
@@ -99,79 +102,197 @@ def read_regular(path: str | Path, limit: int = MAX_BYTES, root: str | Path | No
         os.close(fd)
 
 
-def canonical(notebook: Notebook) -> Notebook:
-    """Only what grading reads of a checked notebook: per cell its type, source and nbgrader's
-    metadata (plain values); the notebook's own metadata comes from the release."""
+NBGRADER_KEYS = ("grade", "grade_id", "locked", "points", "schema_version", "solution", "task",
+                 "checksum", "cell_type")  # what nbgrader's cell metadata holds (schema 3)
+MAX_TAGS = 32                    # tags kept of a cell in nbgrader's copy; more are dropped
+CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")  # nbformat's
+
+
+def _plain(values: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    """``values``' entries for ``keys`` that hold plain values (a string, number, bool or null)."""
+    if not isinstance(values, dict):
+        return {}
+    return {k: values[k] for k in keys if k in values and (
+        values[k] is None or isinstance(values[k], (str, bool, int, float)))}
+
+
+def _check_count(notebook: Notebook) -> None:
     if len(notebook["cells"]) > MAX_CELLS:
         raise NotebookProblem(f"the notebook has {len(notebook['cells'])} cells, more than the "
                               f"{MAX_CELLS} the grader reads; merge or delete cells and resubmit")
+
+
+def canonical(notebook: Notebook, shown: dict[str, list[figures.Output]] | None = None
+              ) -> Notebook:
+    """Only what grading reads of a checked notebook: per cell its type, source and nbgrader's
+    metadata (its known keys, plain values); the notebook's own metadata comes from the release.
+    ``shown``: grade id -> the outputs the code cell with that id shows (the figures of a
+    demonstration cell not re-run, :func:`figures.submitted`); every other cell has none."""
+    _check_count(notebook)
     cells = []
     for cell in notebook["cells"]:
-        nbgrader = cell["metadata"].get("nbgrader", {})
-        plain = {k: v for k, v in nbgrader.items() if isinstance(k, str) and (
-            v is None or isinstance(v, (str, bool, int, float)))}
+        plain = _plain(cell["metadata"].get("nbgrader"), NBGRADER_KEYS)
         clean = {"cell_type": cell["cell_type"], "source": cell["source"],
                  "metadata": {"nbgrader": plain} if plain else {}}
         if cell["cell_type"] == "code":
-            # a locked cell's figures, as check_structure kept them: a demonstration cell not
-            # re-run shows them as submitted
-            clean["outputs"] = list(cell["outputs"]) if plain.get("locked") is True else []
+            gid = plain.get("grade_id")
+            # the first cell with an id shows its figures: a copy of it shows none
+            clean["outputs"] = list(shown.pop(gid, [])) if shown and isinstance(gid, str) else []
             clean["execution_count"] = None
         cells.append(clean)
     return {"cells": cells, "metadata": {}, "nbformat": 4,
             "nbformat_minor": notebook["nbformat_minor"]}
 
 
+def normalised(notebook: Notebook) -> Notebook:
+    """The copy of a checked submission that nbgrader reads in place of the learner's file:
+    per cell its type, source and id, nbgrader's metadata (its known keys, plain values), its
+    tags (up to :data:`MAX_TAGS` short strings), whether JupyterLab may edit or delete it, and a
+    markdown cell's attachments (:func:`_attachments`); no outputs or other metadata; of the
+    notebook's metadata only the kernel's and language's names and versions. Its parse costs little more than its size, whatever the
+    learner's file held. Reading it again gives it back unchanged."""
+    _check_count(notebook)
+    minor = notebook["nbformat_minor"] if 0 <= notebook["nbformat_minor"] <= 5 else 5
+    cells = []
+    for cell in notebook["cells"]:
+        metadata = cell["metadata"]
+        kept: dict[str, Any] = _plain(metadata, ("editable", "deletable"))
+        kept = {k: v for k, v in kept.items() if isinstance(v, bool)}
+        tags = metadata.get("tags")
+        if isinstance(tags, list) and len(tags) <= MAX_TAGS and \
+                all(isinstance(t, str) and len(t) <= 100 for t in tags):
+            kept["tags"] = list(tags)
+        nbgrader = _plain(metadata.get("nbgrader"), NBGRADER_KEYS)
+        if nbgrader:
+            kept["nbgrader"] = nbgrader
+        clean: Cell = {"cell_type": cell["cell_type"], "metadata": kept, "source": cell["source"]}
+        if cell["cell_type"] == "code":
+            clean.update(outputs=[], execution_count=None)
+        elif cell.get("attachments") is not None:
+            attachments = _attachments(cell["attachments"])
+            if attachments:
+                clean["attachments"] = attachments
+        cells.append(clean)
+    if minor >= 5:
+        ids = [cell.get("id") for cell in notebook["cells"]]
+        if not all(isinstance(i, str) and CELL_ID.match(i) for i in ids) or \
+                len(set(ids)) != len(ids):
+            ids = [f"cell-{number}" for number in range(len(cells))]
+        for cell, given in zip(cells, ids):
+            cell["id"] = given
+    metadata = notebook["metadata"]
+    kept_metadata = {}
+    for key, fields in (("kernelspec", ("name", "display_name", "language")),
+                        ("language_info", ("name", "version", "file_extension", "mimetype",
+                                           "pygments_lexer", "nbconvert_exporter"))):
+        values = {k: v for k, v in _plain(metadata.get(key), fields).items()
+                  if isinstance(v, str) and len(v) <= 200}
+        if values:
+            kept_metadata[key] = values
+    return {"cells": cells, "metadata": kept_metadata, "nbformat": 4, "nbformat_minor": minor}
+
+
+def _attachments(given: Any) -> dict[str, dict[str, str]]:
+    """A markdown cell's attachments (images pasted into an answer, which its text names), if
+    they are a few plain ones: at most :data:`MAX_TAGS` files of at most 4 types each, with short
+    names; else none."""
+    if not isinstance(given, dict) or len(given) > MAX_TAGS:
+        return {}
+    kept: dict[str, dict[str, str]] = {}
+    for name, bundle in given.items():
+        if not isinstance(name, str) or len(name) > 200 or not isinstance(bundle, dict) or \
+                not 0 < len(bundle) <= 4:
+            return {}
+        data = {mime: "".join(value) if isinstance(value, list) else value
+                for mime, value in bundle.items()}
+        if not all(isinstance(mime, str) and len(mime) <= 200 and isinstance(value, str)
+                   for mime, value in data.items()):
+            return {}
+        kept[name] = data
+    return kept
+
+
 READER = """import importlib, sys
 sys.path.insert(0, sys.argv[1])
-importlib.import_module(sys.argv[2])._read_in_child(int(sys.argv[3]), sys.argv[4:] == ["figures"])
+importlib.import_module(sys.argv[2])._read_in_child(int(sys.argv[3]))
 """
-SIZE_DIGITS = 20  # the length of the first file, in decimal, before two files sent at once
+HEADER_DIGITS = 20  # the length of the header (JSON: what to do, the sizes of the files after it)
 
 
-def read_submission(raw: bytes, timeout: float | None = None,
-                    figures_from: bytes | None = None) -> tuple[Notebook, list[str]]:
-    """``(notebook, flags)`` of a submission's bytes, read in a child process that may use
-    :data:`READ_MEMORY` of memory and :data:`READ_CPU_SECONDS` of CPU time: a notebook that needs
-    more is refused with a NotebookProblem. ``timeout`` (seconds of wall-clock time, by default
-    three times the CPU time) is for a machine too busy to read it: RuntimeError, not a verdict.
-
-    ``figures_from`` is the learner's own file when ``raw`` is a copy without outputs (nbgrader's
-    is): each code cell of ``raw`` then shows the figures of the locked cell with its grade id
-    in ``figures_from``, read by the same child (a file it cannot read gives no figures)."""
+def _in_child(header: dict[str, Any], files: list[bytes], timeout: float) -> dict[str, Any]:
+    """The answer of a reader child given ``header`` and ``files``; {} if it gave none (it was
+    stopped at a limit). RuntimeError if it did not finish within ``timeout`` seconds."""
+    if any(len(f) > COPY_BYTES for f in files):
+        raise NotebookProblem(f"the notebook is over the {MAX_BYTES >> 20} MiB limit; clear its "
+                              f"outputs (Edit > Clear Outputs) and resubmit")
     package = str(Path(__file__).resolve().parents[len(__name__.split(".")) - 1])
-    timeout = timeout or 3 * READ_CPU_SECONDS
     command = [sys.executable, "-I", "-S", "-c", READER, package, __name__, str(os.getpid())]
-    if figures_from is not None:
-        command.append("figures")
-        raw = str(len(raw)).zfill(SIZE_DIGITS).encode() + raw + figures_from
+    head = json.dumps({**header, "sizes": [len(f) for f in files]}).encode()
     try:
-        done = subprocess.run(command, input=raw, capture_output=True,
-                              timeout=timeout, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+        done = subprocess.run(command, input=str(len(head)).zfill(HEADER_DIGITS).encode() + head
+                              + b"".join(files), capture_output=True, timeout=timeout,
+                              env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"reading the notebook did not finish within {timeout:g} s") from None
     try:
         answer = json.loads(done.stdout) if done.returncode == 0 else {}
     except ValueError:
         answer = {}
-    if "problem" in answer:
-        raise NotebookProblem(answer["problem"])
+    return answer if isinstance(answer, dict) else {}
+
+
+UNREADABLE = ("the grader could not read the notebook within its limits ({memory} MiB of memory, "
+              "{cpu} s of CPU time): a cell is very large or deeply nested, or its metadata is; "
+              "remove it and resubmit")
+
+
+def _problem(answer: dict[str, Any]) -> NotebookProblem:
+    return NotebookProblem(answer["problem"] if "problem" in answer else UNREADABLE.format(
+        memory=READ_MEMORY >> 20, cpu=READ_CPU_SECONDS))
+
+
+def read_submission(raw: bytes, timeout: float | None = None,
+                    figures_from: bytes | None = None,
+                    figures_of: Iterable[str] = ()) -> tuple[Notebook, list[str]]:
+    """``(notebook, flags)`` of a submission's bytes, read in a child process that may use
+    :data:`READ_MEMORY` of memory and :data:`READ_CPU_SECONDS` of CPU time: a notebook that needs
+    more is refused with a NotebookProblem. ``timeout`` (seconds of wall-clock time, by default
+    three times the CPU time) is for a machine too busy to read it: RuntimeError, not a verdict.
+
+    The code cells whose grade id is in ``figures_of`` (the demonstration cells, which are not
+    re-run) show the figures of the learner's copy of that cell, within one
+    :class:`figures.Budget` for the notebook (:func:`figures.submitted`); every other cell
+    shows nothing. ``figures_from`` is the learner's own file when ``raw`` is a copy without
+    outputs (nbgrader's): figures are taken from it, and it must be readable like any
+    submission (it is what the learner handed in), read by the same child."""
+    timeout = timeout or 3 * READ_CPU_SECONDS
+    files = [raw] if figures_from is None else [raw, figures_from]
+    answer = _in_child({"mode": "grade", "figures_of": sorted(set(figures_of))}, files, timeout)
     if "notebook" not in answer:
-        raise NotebookProblem(
-            f"the grader could not read the notebook within its limits ({READ_MEMORY >> 20} MiB "
-            f"of memory, {READ_CPU_SECONDS} s of CPU time): a cell is very large or deeply "
-            f"nested; remove it and resubmit")
+        raise _problem(answer)
     return answer["notebook"], list(answer["flags"])
 
 
-def _read_in_child(parent: int, with_figures: bool = False) -> None:
-    """The child's side of :func:`read_submission`: stdin's bytes in (with ``with_figures``, the
-    submission's length in :data:`SIZE_DIGITS` digits, the submission, the file to take figures
-    from), one JSON answer out."""
+def copy_for_nbgrader(raw: bytes, timeout: float | None = None) -> str:
+    """The JSON text of :func:`normalised` of a submission's bytes, made by a reader child bounded
+    as :func:`read_submission`'s; NotebookProblem if the child cannot read it within its limits."""
+    answer = _in_child({"mode": "copy"}, [raw], timeout or 3 * READ_CPU_SECONDS)
+    copy = answer.get("copy")
+    if not isinstance(copy, str):
+        raise _problem(answer)
+    return copy
+
+
+def _read_in_child(parent: int) -> None:
+    """The child's side of :func:`read_submission` and :func:`copy_for_nbgrader`: stdin's
+    header (:data:`HEADER_DIGITS` digits of its length, then JSON) and files in, one JSON answer
+    out. Each file is read whole first: a reader needs the bytes anyway, and the limits hold."""
+    import gc
     import resource
     from . import flags
     from ..sandbox.lifetime import die_with_parent
     die_with_parent(parent)
+    gc.disable()  # JSON makes no cycles: millions of lists would cost collections, not memory
     for limit, value in ((resource.RLIMIT_AS, (READ_MEMORY, READ_MEMORY)),
                          (resource.RLIMIT_CPU, (READ_CPU_SECONDS, READ_CPU_SECONDS + 1))):
         try:
@@ -179,20 +300,29 @@ def _read_in_child(parent: int, with_figures: bool = False) -> None:
         except (ValueError, OSError):  # macOS refuses an address-space limit
             pass
     try:
-        if with_figures:
-            size = int(sys.stdin.buffer.read(SIZE_DIGITS))
-            raw = sys.stdin.buffer.read(size)[:MAX_BYTES]
-            shown = _figures_of(sys.stdin.buffer.read(MAX_BYTES + 1)[:MAX_BYTES])
-            read = parse(raw)
-            del raw
-            for cell in read["cells"]:
-                if cell["cell_type"] == "code" and (gid := grade_id(cell)) in shown:
-                    cell["outputs"] = shown[gid]
-            notebook = canonical(read)
+        stdin = sys.stdin.buffer
+        header = json.loads(stdin.read(int(stdin.read(HEADER_DIGITS))))
+        files = [stdin.read(int(size)) for size in header["sizes"]]
+        if header["mode"] == "copy":
+            copy = normalised(parse(files.pop()))
+            text = json.dumps({"copy": json.dumps(copy, ensure_ascii=False)}, ensure_ascii=False)
         else:
-            notebook = canonical(parse(sys.stdin.buffer.read(MAX_BYTES + 1)[:MAX_BYTES]))
-        answer = {"notebook": notebook, "flags": flags.scan(notebook)}
-        text = json.dumps(answer, ensure_ascii=False)
+            wanted = set(header["figures_of"])
+            # the learner's own file first, while nothing else is held: it may be a bomb. It
+            # must be readable as the submission it is, whatever the copy is.
+            own = parse_json(files.pop()) if len(files) == 2 else None
+            shown = None
+            if own is not None:
+                _check_count(check_structure(own))
+                shown = _figures_of(own, wanted)
+            del own
+            document = parse_json(files.pop())
+            if shown is None:
+                shown = _figures_of(document, wanted)
+            notebook = canonical(check_structure(document), shown)
+            del document
+            answer = {"notebook": notebook, "flags": flags.scan(notebook)}
+            text = json.dumps(answer, ensure_ascii=False)
     except NotebookProblem as problem:
         text = json.dumps({"problem": str(problem)})
     except (MemoryError, RecursionError):
@@ -202,15 +332,24 @@ def _read_in_child(parent: int, with_figures: bool = False) -> None:
     sys.stdout.buffer.write(text.encode("utf-8", "surrogatepass"))
 
 
-def _figures_of(raw: bytes) -> dict[str, list[figures.Output]]:
-    """grade id -> the figures its locked cell shows in the notebook ``raw`` (as
-    :func:`check_structure` keeps them); none when ``raw`` is no notebook that can be read."""
-    try:
-        read = canonical(parse(raw))
-    except (NotebookProblem, MemoryError, RecursionError):
-        return {}
-    return {gid: cell["outputs"] for cell in read["cells"]
-            if cell.get("outputs") and (gid := grade_id(cell)) is not None}
+def _figures_of(document: Any, wanted: set[str]) -> dict[str, list[figures.Output]]:
+    """grade id -> what the code cell with that id in ``wanted`` shows of its outputs in the
+    parsed notebook ``document`` (untrusted): its figures, within the cell's allowance and one
+    notebook's :class:`figures.Budget` (:func:`figures.submitted`). The first cell with an id
+    counts; cells are taken in the notebook's order."""
+    shown: dict[str, list[figures.Output]] = {}
+    if not wanted or not isinstance(document, dict) or not isinstance(document.get("cells"), list):
+        return shown
+    budget = figures.Budget()
+    for cell in document["cells"][:MAX_CELLS]:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code" or \
+                not isinstance(cell.get("metadata"), dict) or \
+                not isinstance(cell["metadata"].get("nbgrader"), dict):
+            continue
+        gid = cell["metadata"]["nbgrader"].get("grade_id")
+        if isinstance(gid, str) and gid in wanted and gid not in shown:
+            shown[gid] = figures.submitted(cell.get("outputs"), budget)
+    return shown
 
 
 def load(path: str | Path, root: str | Path | None = None) -> Notebook:
@@ -219,12 +358,16 @@ def load(path: str | Path, root: str | Path | None = None) -> Notebook:
 
 
 def parse(raw: bytes) -> Notebook:
+    return check_structure(parse_json(raw))
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON document ``raw`` holds, or NotebookProblem saying it holds none."""
     try:
-        notebook = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise NotebookProblem(f"the notebook is not valid JSON ({type(error).__name__}); it may "
                               f"have been damaged: download a fresh copy and paste your answers in")
-    return check_structure(notebook)
 
 
 def check_structure(notebook: Any) -> Notebook:
@@ -250,9 +393,12 @@ def check_structure(notebook: Any) -> Notebook:
         nbgrader: dict[str, Any] = marks if isinstance(marks, dict) else {}
         clean = {"cell_type": cell["cell_type"], "source": source,
                  "metadata": {**metadata, "nbgrader": nbgrader} if nbgrader else dict(metadata)}
-        if cell["cell_type"] == "code":  # a locked cell keeps its figures, and nothing else
-            clean["outputs"] = figures.within_allowance(cell.get("outputs")) \
-                if nbgrader.get("locked") is True else []
+        if isinstance(cell.get("id"), str):
+            clean["id"] = cell["id"]
+        if cell["cell_type"] != "code" and "attachments" in cell:  # see normalised
+            clean["attachments"] = cell["attachments"]
+        if cell["cell_type"] == "code":  # outputs: see _figures_of
+            clean["outputs"] = []
             clean["execution_count"] = None
         cells.append(clean)
     return {"cells": cells, "metadata": notebook.get("metadata", {}) if isinstance(

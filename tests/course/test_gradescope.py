@@ -7,7 +7,8 @@ one, a catalogued mistake, a damaged file, a notebook under another name, anothe
 notebook and an attack on /autograder/source and /autograder/results, in a container that forbids
 namespaces (as Docker does) and, for the perfect and the attacking notebook, in one that allows
 them. Every results.json follows Gradescope's specification, and its score is what
-`python -m autograder grade` gives the same notebook.
+`python -m autograder grade` gives the same notebook. The worst learner files of each kind are
+read there within the grader's bounds.
 """
 import json
 import os
@@ -22,7 +23,8 @@ from autograder.course import gradescope
 from autograder.engine import catalogue, grade, reference
 from autograder.engine.result import gradescope_results
 from autograder.sandbox import confinement
-from support import ASSIGNMENTS, COURSE, REPO, interpreter_open_to_others, write_notebook
+from support import (ASSIGNMENTS, COURSE, MEASURE_MODULE, REPO, figure_flood,
+                     interpreter_open_to_others, metadata_bomb, peaks, write_notebook)
 
 ASSIGNMENT = "00-getting-started"
 NOTEBOOK = COURSE.assignment(ASSIGNMENT).release.name
@@ -262,3 +264,56 @@ def test_the_zip_grades_every_case_in_gradescopes_layout(tmp_path, gradescope_ro
             assert "not valid JSON" in text
         if name == "attack":
             assert "wrote" not in text and "nothing could be read" in text
+
+
+GRADER_PEAK_MIB = 512  # docs/guarantees.md: the grading process, its reader child apart
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("users")
+def test_the_worst_uploads_are_read_within_the_graders_bounds(tmp_path, gradescope_root,
+                                                              monkeypatch):
+    """Gradescope's entry point (run_autograder, then ``python -m autograder.course.gradescope
+    run``) reads an upload only through the bounded reader: 300,000 figures in the
+    demonstrations and 6.3 million empty lists of metadata are graded as the work they hold,
+    JSON nested a million deep, 100,000 cells and 30 MB score 0 with a sentence, and the entry
+    point's own peak memory stays within the grader's bound."""
+    zipped = gradescope.build(COURSE.assignment(ASSIGNMENT), tmp_path / "autograder.zip")
+    perfect = json.dumps(catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT))).encode()
+    uploads = {
+        "300,000 figures": (figure_flood(ASSIGNMENT), 8.0, None),
+        "6.3 million empty lists": (metadata_bomb(ASSIGNMENT), 8.0, None),
+        "nested a million deep": (perfect[:-1] + b', "x": ' + b"[" * 1_000_000
+                                  + b"]" * 1_000_000 + b"}", 0.0, "not valid JSON"),
+        "100,000 cells": (json.dumps({"cells": [{"cell_type": "raw", "metadata": {},
+                                                 "source": ""}] * 100_000, "metadata": {},
+                                      "nbformat": 4, "nbformat_minor": 5}).encode(), 0.0,
+                          "more than the 2000"),
+        "30 MB": (perfect[:-1] + b', "x": "' + b"z" * (30 << 20) + b'"}', 0.0,
+                  "over the 20 MiB limit"),
+    }
+    # the entry point's interpreter, as run_autograder calls it, appending its own peak memory
+    measure = tmp_path / "measure.py"
+    measure.write_text(MEASURE_MODULE)
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\nexec /autograder/env/bin/python {measure} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("AUTOGRADER_PYTHON", str(wrapper))
+    for name, (raw, score, words) in uploads.items():
+        peak_file = tmp_path / f"peak-{len(raw)}"
+        monkeypatch.setenv("PEAK_FILE", str(peak_file))
+        upload = tmp_path / "uploads" / str(len(raw)) / NOTEBOOK
+        upload.parent.mkdir(parents=True)
+        upload.write_bytes(raw)
+        payload = gradescope.try_zip(zipped, upload, bubblewrap_inside=False)
+        log = payload.pop("_stdout")
+        check_specification(payload)
+        peak = peaks(peak_file)["autograder.course.gradescope"]
+        print(f"\n[bounded] Gradescope, {name}: entry point's peak {peak:.0f} MiB, score "
+              f"{payload['score']:g}")
+        assert payload["score"] == score, (name, log)
+        assert peak < GRADER_PEAK_MIB
+        assert len(json.dumps(payload)) < 100_000
+        if words:
+            assert any(t["name"] == "Your notebook" and words in t["output"]
+                       for t in payload["tests"]), (name, payload["tests"][:1])

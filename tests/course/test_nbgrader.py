@@ -9,7 +9,7 @@ import pytest
 
 from autograder.course import instructor
 from autograder.engine import catalogue, demonstrations, figures, grade
-from support import COURSE, write_notebook
+from support import COURSE, REPO, cell_source, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader-class")]
 
@@ -182,3 +182,62 @@ def test_only_the_courses_own_autograde_steps_are_split_between_workers_and_the_
     }
     for name, change in changes.items():
         assert not autograded.splittable(converter(change)), name
+
+
+def test_nbgrader_reads_a_normalised_copy_made_by_the_bounded_reader(tmp_path, course_state):
+    """What nbgrader's converter reads of a learner's file is the bounded reader's normalised
+    copy: cells, ids, nbgrader's metadata, tags and a few attachments, no outputs or other
+    metadata, the same when read again; a file the reader cannot read (a bomb, a link, over
+    20 MiB) becomes the release."""
+    import nbformat
+    from traitlets.config import Config
+    from autograder.course import nbgrader_plugin
+    from autograder.engine import catalogue, notebook
+    found = COURSE.assignment(ASSIGNMENT)
+    submission = catalogue.filled_notebook(found)
+    submission["metadata"]["bomb"] = [[]] * 1000
+    submission["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                            "extra": {"x": 1}}
+    first = submission["cells"][0]
+    first["metadata"].update(tags=["a", "b"], editable=False, collapsed=True,
+                             nbgrader={**first["metadata"].get("nbgrader", {}), "junk": [1]})
+    first["attachments"] = {"x.png": {"image/png": "AAAA"}}  # an image pasted into markdown
+    second = submission["cells"][1]
+    second.update(cell_type="markdown", attachments={f"{n}.png": {"image/png": ""}
+                                                      for n in range(1000)})
+    second.pop("outputs", None), second.pop("execution_count", None)
+    raw = json.dumps(submission).encode()
+    copy = json.loads(notebook.copy_for_nbgrader(raw))
+    assert copy == notebook.normalised(notebook.parse(json.dumps(copy).encode()))  # unchanged
+    assert copy["metadata"]["kernelspec"] == {"name": "python3", "display_name": "Python 3"}
+    assert set(copy["metadata"]) == {"kernelspec", "language_info"}
+    assert copy["cells"][0]["metadata"]["tags"] == ["a", "b"]
+    assert copy["cells"][0]["metadata"]["editable"] is False
+    assert "collapsed" not in copy["cells"][0]["metadata"]
+    assert copy["cells"][0]["attachments"] == first["attachments"]  # kept: its text shows it
+    assert "attachments" not in copy["cells"][1]  # a thousand: none kept
+    assert "junk" not in copy["cells"][0]["metadata"].get("nbgrader", {})
+    assert [c["source"] for c in copy["cells"]] == [cell_source(c) for c in submission["cells"]]
+    assert all(c.get("outputs", []) == [] for c in copy["cells"])
+    nbformat.validate(nbformat.from_dict(copy))
+
+    from autograder.course import config as course_config
+    config = Config()
+    course_config.configure(config, REPO)  # as nbgrader_config.py does
+    exporter = nbgrader_plugin.SubmissionExporter(config=config)
+    resources = {"nbgrader": {"assignment": ASSIGNMENT, "notebook": found.release.stem}}
+    good = tmp_path / "good.ipynb"
+    good.write_bytes(raw)
+    read, _ = exporter.from_filename(str(good), resources=dict(resources))
+    assert nbformat.reads(read, as_version=4) == nbformat.from_dict(copy)
+    release = nbformat.read(str(found.release), as_version=4)
+    bomb = tmp_path / "bomb.ipynb"
+    bomb.write_bytes(b'{"cells": [], "metadata": {"x": ' + b"[" * 100_000 + b"]" * 100_000
+                     + b'}, "nbformat": 4, "nbformat_minor": 5}')
+    big = tmp_path / "big.ipynb"
+    big.write_bytes(raw[:-1] + b', "x": "' + b"z" * (21 << 20) + b'"}')
+    link = tmp_path / "link.ipynb"
+    link.symlink_to(good)
+    for refused in (bomb, big, link):
+        read, _ = exporter.from_filename(str(refused), resources=dict(resources))
+        assert nbformat.reads(read, as_version=4).cells == release.cells, refused

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.engine import catalogue, demonstrations, figures, dependencies, grade, notebook, suite
 from autograder.engine.options import Options
-from support import ASSIGNMENTS, COURSE, sandbox_mode
+from support import ASSIGNMENTS, COURSE, figure_flood, sandbox_mode
 
 PNG = base64.b64encode(figures.PNG_SIGNATURE + b"\0" * 40).decode()
 NOT_PNG = base64.b64encode(b"GIF89a" + b"\0" * 40).decode()
@@ -114,7 +114,7 @@ def test_only_a_submitted_png_image_is_kept_for_a_cell_not_run_again():
                                     f'{PNG}" alt="a map">']}}
     submitted = {"cells": [code("plot()", demonstration=True, gid="demo")]}
     submitted["cells"][0]["outputs"] = [text, image, fake, script, html, huge, "junk", lines]
-    kept = demonstrations.submitted_figures(submitted)["demo"]
+    kept = figures.submitted(submitted["cells"][0]["outputs"], figures.Budget())
     assert [k["data"] for k in kept] == [image["data"], html["data"], html["data"]]
     assert all(k["metadata"] == {} for k in kept)
     label = demonstrations.not_rerun_outputs(kept)[0]
@@ -124,8 +124,9 @@ def test_only_a_submitted_png_image_is_kept_for_a_cell_not_run_again():
 
 def test_a_copy_without_outputs_is_read_with_the_learners_own_figures_in_one_child():
     """nbgrader hands the grader a copy of the submission without outputs; the learner's own file
-    gives the figures, read by the same bounded child: a locked cell's images only, matched by
-    grade id, and none from a file that cannot be read, which still leaves the copy graded."""
+    gives the figures, read by the same bounded child: the images of the cells asked for (the
+    demonstrations) only, matched by grade id. The learner's own file must be readable like any
+    submission: one that cannot be read is refused, whatever the copy holds."""
     image = {"output_type": "display_data", "metadata": {},
              "data": {"image/png": PNG, "text/plain": "<Figure>"}}
     text = {"output_type": "stream", "name": "stdout", "text": "accuracy 100%"}
@@ -140,16 +141,107 @@ def test_a_copy_without_outputs_is_read_with_the_learners_own_figures_in_one_chi
                            "nbformat_minor": 5}).encode()
 
     copy, own = document(False), document(True)
-    read, _ = notebook.read_submission(copy, figures_from=own)
+    read, _ = notebook.read_submission(copy, figures_from=own, figures_of=["demo", "free"])
     demo, free = read["cells"]
     assert [o["data"]["image/png"] for o in demo["outputs"]] == [PNG]
-    assert free["outputs"] == []
-    assert notebook.read_submission(copy)[0]["cells"][0]["outputs"] == []
-    for unreadable in (b"not a notebook", b"[" * 100_000, own[:-5]):
-        read, _ = notebook.read_submission(copy, figures_from=unreadable)
-        assert [c["outputs"] for c in read["cells"]] == [[], []]
+    assert free["outputs"] == [{"output_type": "display_data", "metadata": {},
+                                "data": image["data"]}]  # asked for: a demonstration's
+    read, _ = notebook.read_submission(copy, figures_from=own, figures_of=["demo"])
+    assert read["cells"][1]["outputs"] == []  # not asked for: nothing
+    assert notebook.read_submission(copy, figures_of=["demo"])[0]["cells"][0]["outputs"] == []
+    assert notebook.read_submission(own)[0]["cells"][0]["outputs"] == []  # nothing asked for
+    assert notebook.read_submission(own, figures_of=["demo"])[0]["cells"][0]["outputs"]
+    for unreadable in (b"not a notebook", b"[" * 100_000, own[:-5], b'{"cells": 1}'):
+        with pytest.raises(notebook.NotebookProblem):
+            notebook.read_submission(copy, figures_from=unreadable, figures_of=["demo"])
+        with pytest.raises(notebook.NotebookProblem):
+            notebook.read_submission(copy, figures_from=unreadable)
     with pytest.raises(notebook.NotebookProblem):
         notebook.read_submission(b"{", figures_from=own)
+
+
+def shown_ids(assignment):
+    return [notebook.grade_id(c) for c in notebook.load(COURSE.assignment(assignment).release)[
+        "cells"] if demonstrations.is_demonstration(c)]
+
+
+def test_300000_figures_in_the_demonstrations_read_into_a_bounded_notebook():
+    """The attack: a 20 MB submission whose own demonstration cells hold 300,000 tiny "PNG"
+    outputs. The reader child keeps at most a cell's count of them per cell, within one budget
+    for the notebook, and says how many it left out; read alone, or as nbgrader's copy with
+    the learner's file beside it, the grader receives a notebook of a few kilobytes."""
+    raw = figure_flood("00-getting-started")
+    assert 19_000_000 < len(raw) <= notebook.MAX_BYTES
+    ids = shown_ids("00-getting-started")
+    copy = json.dumps(notebook.normalised(notebook.parse(raw))).encode()
+    for read_as in ({"raw": raw}, {"raw": copy, "figures_from": raw}):
+        started = time.monotonic()
+        read, _ = notebook.read_submission(read_as["raw"], figures_from=read_as.get("figures_from"),
+                                           figures_of=ids)
+        seconds = time.monotonic() - started
+        outputs = [o for c in read["cells"] for o in c.get("outputs", [])]
+        kept = [o for o in outputs if figures.is_figure(o)]
+        notes = [o["text"] for o in outputs if o["output_type"] == "stream"]
+        print(f"\n[bounded] 300,000 figures read in {seconds:.1f} s: {len(kept)} kept, "
+              f"{len(json.dumps(read)):,} characters")
+        assert len(kept) == len(ids) * figures.MAX_CELL_OUTPUTS
+        assert len(notes) == len(ids) and all("149,900 more output(s)" in n for n in notes)
+        assert len(json.dumps(read)) < 100_000 and seconds < 3 * notebook.READ_CPU_SECONDS
+        assert [c for c in read["cells"] if c.get("outputs")] == \
+            [c for c in read["cells"] if notebook.grade_id(c) in ids]
+
+
+def test_one_budget_holds_the_demonstrations_figures_and_the_kernels_outputs():
+    """What the demonstration cells show of the submitted copy is taken from the notebook's one
+    budget (8 MB, 1,000 outputs); the kernel's outputs get what is left, and whatever does not fit
+    is left out with a note, once the budget is spent, one last note for the cells below."""
+    big = {"output_type": "display_data", "metadata": {},
+           "data": {"image/png": PNG + "A" * (figures.MAX_FIGURE_CHARS - 200)}}
+    demo = code("plot()", demonstration=True, gid="demo")
+    submitted = {"cells": [dict(demo, outputs=figures.submitted([big] * 5, figures.Budget()))]}
+    assert len(submitted["cells"][0]["outputs"]) == 3 + 1  # a cell's 3,000,000, and a note
+    executed = {"cells": [dict(demo, outputs=[]), code("x = 1"), code("y = 2"), code("z = 3")]}
+    budget = figures.Budget()
+    demonstrations.keep_submitted_figures(executed, submitted, budget)
+    shown = executed["cells"][0]["outputs"]
+    assert "3 figure(s) from your submitted notebook" in shown[0]["text"]
+    assert sum(figures.size(o) for o in shown) == figures.MAX_NOTEBOOK_OUTPUT_CHARS - budget.chars
+    # the kernel's cells, of three figures of 1 MB each: five more fit the notebook, not six
+    kept = [budget.fit([big, big, big]) for _ in range(3)]
+    assert [sum(figures.is_figure(o) for o in cell) for cell in kept] == [3, 2, 0]
+    assert "1 output(s) of this cell left out by the grader" in kept[1][-1]["text"]
+    assert "the cells below keep no outputs" in kept[1][-1]["text"] and kept[2] == []
+    total = sum(figures.size(o) for cell in [shown, *kept] for o in cell)
+    assert total <= figures.MAX_NOTEBOOK_OUTPUT_CHARS + 500
+    # the count: a thousand outputs in all, then one last note and nothing more
+    budget = figures.Budget()
+    tiny = {"output_type": "stream", "name": "stdout", "text": "x"}
+    cells = [budget.fit([tiny] * figures.MAX_CELL_OUTPUTS) for _ in range(30)]
+    assert sum(len(c) for c in cells) == figures.MAX_NOTEBOOK_OUTPUTS + 1
+    assert len(cells[10]) == 1 and "the cells below keep no outputs" in cells[10][0]["text"]
+    assert all(c == [] for c in cells[11:])
+
+
+def test_a_visible_check_keeps_how_it_fared_past_the_notebooks_budget():
+    """Once the notebook's budget is spent, later cells keep no outputs; a visible check still
+    keeps its error, or a note that it ran, so that its state is not misreported."""
+    from autograder.engine.kernel import CellResult
+    found = COURSE.assignment("00-getting-started")
+    check = next(c for c in notebook.load(found.release)["cells"] if notebook.check_exercise(c))
+    execution = grade.Execution({"cells": []}, found, Options(sandbox=sandbox_mode()),
+                                time.monotonic() + 60, outputs=figures.Budget(outputs=0))
+    printed = [{"output_type": "stream", "name": "stdout", "text": "checking"}]
+    failed = execution._kept(check, CellResult(printed + [{
+        "output_type": "error", "ename": "AssertionError", "evalue": "rows do not sum to one",
+        "traceback": ["..."]}], "AssertionError: rows do not sum to one"))
+    passed = execution._kept(check, CellResult(printed))
+    other = execution._kept(code("print(1)"), CellResult(printed))
+    exercise = notebook.check_exercise(check)
+    checks = grade.visible_checks({"cells": [dict(check, outputs=failed)]})
+    assert checks[exercise] == {"status": "failed",
+                                "message": "AssertionError: rows do not sum to one"}
+    checks = grade.visible_checks({"cells": [dict(check, outputs=passed)]})
+    assert checks[exercise]["status"] == "passed" and other == []
 
 
 def test_a_submission_is_run_in_full_when_skipping_could_change_its_grade():

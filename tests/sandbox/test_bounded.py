@@ -16,22 +16,28 @@ the README states (:data:`GRADER_PEAK_MIB`, :data:`OVERRUN_SECONDS`).
 import json
 import os
 import resource
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import zmq
 
-from autograder.engine import flags, grade, reference, relay, suite, wire
+from autograder.engine import demonstrations, figures, flags, grade, reference, relay, suite, wire
 from autograder.sandbox import confinement, launcher
 from autograder.engine import kernel, notebook
 from autograder.engine.kernel import CallFailed, KernelSession
-from support import COURSE, REPO, grade_measured, run_as, write_notebook
-from test_adversarial import (ASSIGNMENT, FULL, SOLUTION_FILE, expected_score, in_place_with,  # noqa: F401
-                              instructor, needs_bubblewrap, options, with_answer, with_extra_cell)
+from support import (COURSE, REPO, autograde_measured, figure_flood, formgrader_pages,
+                     grade_measured, measured_module, metadata_bomb, peaks, run_as,
+                     write_notebook)
+from test_adversarial import (ASSIGNMENT, CORRECT, FULL, SOLUTION_FILE, expected_score,  # noqa: F401
+                              in_place_with, instructor, needs_bubblewrap, options, with_answer,
+                              with_extra_cell)
 
 pytestmark = pytest.mark.slow
 
@@ -413,6 +419,25 @@ def test_a_figure_is_drawn_in_the_sandbox_and_kept_apart_from_the_text_allowance
     assert confinement.kernel_environment("/h", figures=False)["MPLBACKEND"] == "Agg"
 
 
+def test_a_cell_keeps_a_hundred_outputs_and_one_streams_text_is_one_output():
+    """A cell keeps at most MAX_CELL_OUTPUTS outputs, figures included, and says what it left
+    out; text a stream sends in many messages (a print flushed in a loop) is one output, as
+    JupyterLab shows it, so a cell that prints as it goes keeps all its text."""
+    with KernelSession(mode=confinement.BUBBLEWRAP) as session:
+        printed = session.execute("for i in range(300):\n    print(i, flush=True)\n", 60)
+        assert len(printed.outputs) == 1, printed.outputs[:3]
+        assert printed.outputs[0]["text"].split() == [str(i) for i in range(300)]
+        shown = session.execute(
+            "from IPython.display import display\nfor i in range(300):\n"
+            "    display({'image/png': 'iVBORw0KGgo='}, raw=True)\n"
+            "    display({'text/plain': str(i)}, raw=True)\n", 60)
+        kept = shown.outputs
+        assert len(kept) == kernel.MAX_CELL_OUTPUTS + 2  # and two notes
+        assert sum(kernel.is_figure(o) for o in kept) == kernel.MAX_CELL_OUTPUTS // 2
+        assert "[output truncated by the grader]" in kept[-2]["text"]
+        assert "250 figure(s) left out by the grader" in kept[-1]["text"]
+
+
 def test_a_calls_arguments_travel_in_its_message_not_in_a_cell_the_kernel_echoes():
     """A call's request rides in its execute request's metadata: the cell is
     ``__autograder_call__()``, whatever the arguments weigh. In a cell's text, IPython would
@@ -505,13 +530,21 @@ READER_BOMBS = {
     "an 18 MiB string and an emoji in a code cell": raw_notebook([code(
         'x = "' + "a" * (18 << 20) + '\U0001F600"\n')]),
 }
+# the fourth round's, made when a test needs them: a metadata of 6.3 million empty lists (19 MB);
+# 300,000 figures in the demonstrations (20 MB, kept within a cell's and the notebook's allowances)
+MADE_BOMBS = {"6.3 million empty lists of metadata": lambda: metadata_bomb(ASSIGNMENT),
+              "300,000 figures in the demonstrations": lambda: figure_flood(ASSIGNMENT)}
 
 
-@pytest.mark.parametrize("bomb", list(READER_BOMBS))
+def bomb_bytes(name):
+    return MADE_BOMBS[name]() if name in MADE_BOMBS else READER_BOMBS[name]
+
+
+@pytest.mark.parametrize("bomb", [*READER_BOMBS, *MADE_BOMBS])
 def test_reading_a_submission_is_bounded(bomb):
     """The reader child, not the grader, parses: within its CPU time, in linear-time patterns,
     and what it cannot read is refused with a sentence."""
-    raw = READER_BOMBS[bomb]
+    raw = bomb_bytes(bomb)
     assert len(raw) <= notebook.MAX_BYTES
     outcome, seconds, cpu = read_costs(raw)
     print(f"\n[bounded] reading {bomb} ({len(raw) >> 10} KiB): {seconds:.2f} s wall, "
@@ -529,13 +562,15 @@ def test_reading_a_submission_is_bounded(bomb):
 @pytest.mark.parametrize("bomb", ["a 16 MiB cell of [a,a,...]", "18 MiB of empty objects",
                                   "an 18 MiB markdown cell", "100k cells",
                                   "a million blank lines in a cell",
-                                  "an 18 MiB string and an emoji in a code cell"])
+                                  "an 18 MiB string and an emoji in a code cell",
+                                  "6.3 million empty lists of metadata",
+                                  "300,000 figures in the demonstrations"])
 def test_a_huge_notebook_costs_the_grader_little(bomb, tmp_path):
     """Graded whole, in a grading process of its own: its peak memory and time stay within the
     bounds, whether the notebook is refused with a sentence or graded."""
     path = tmp_path / "huge" / ASSIGNMENT / SOLUTION_FILE.name
     path.parent.mkdir(parents=True)
-    path.write_bytes(READER_BOMBS[bomb])
+    path.write_bytes(bomb_bytes(bomb))
     measured = report(f"{bomb}, graded", grade_measured(
         path, ASSIGNMENT, {"sandbox": "require", "budget": 60, "cell_timeout": 10},
         state=tmp_path / "state"))
@@ -544,6 +579,39 @@ def test_a_huge_notebook_costs_the_grader_little(bomb, tmp_path):
     result = measured["result"]
     if bomb in ("a 16 MiB cell of [a,a,...]", "100k cells"):
         assert result["score"] == 0 and any("resubmit" in e for e in result["errors"])
+
+
+def test_300000_figures_through_the_command_line_keep_a_bounded_result(tmp_path):
+    """The issue's attack through ``python -m autograder grade``: a 20 MB submission whose own
+    demonstration cells hold 300,000 tiny "PNG" outputs. It keeps its full score, shows at most
+    a cell's hundred of them per demonstration cell with a note saying how many were left out,
+    and the result, the cache entry and the grader's memory and time stay small."""
+    path = tmp_path / "class" / "mallory" / ASSIGNMENT / SOLUTION_FILE.name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(figure_flood(ASSIGNMENT))
+    state, out, peak_file = tmp_path / "state", tmp_path / "results.json", tmp_path / "peaks"
+    started = time.monotonic()
+    done = subprocess.run(measured_module(
+        "autograder", "grade", "--assignment", ASSIGNMENT, "--require-sandbox", "--jobs", "1",
+        "--budget", "120", "--state", state, "--json", out, path), cwd=REPO,
+        env={**os.environ, "PEAK_FILE": str(peak_file)}, capture_output=True, text=True,
+        timeout=600)
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    peak = peaks(peak_file)["autograder"]
+    [entry] = state.glob("*.json")
+    result = json.loads(out.read_text())
+    print(f"\n[bounded] 300,000 figures: grader peak {peak:.0f} MiB, {seconds:.1f} s; result "
+          f"{out.stat().st_size:,} bytes, cache entry {entry.stat().st_size:,} bytes")
+    assert result["score"] == FULL
+    assert peak < GRADER_PEAK_MIB and seconds < 120 + OVERRUN_SECONDS
+    assert out.stat().st_size < 100_000 and entry.stat().st_size < 200_000
+    executed = json.loads(entry.read_text())["executed"]
+    shown = [c["outputs"] for c in executed["cells"] if demonstrations.is_demonstration(c)]
+    assert [sum(figures.is_figure(o) for o in outputs) for outputs in shown] == \
+        [figures.MAX_CELL_OUTPUTS] * len(shown)
+    assert all("149,900 more output(s) of your submitted copy" in outputs[-1]["text"]
+               for outputs in shown)
 
 
 def test_no_pattern_of_the_flagger_is_superlinear():
@@ -833,3 +901,176 @@ def test_what_rests_on_the_kernels_word_is_labelled():
     names = {t.name for t in labelled}
     assert any("unchanged" in n or "warning" in n for n in names), names
     assert any(t.feedback == "" for t in result.tests), "a test that reads only values is unlabelled"
+
+
+# ------------------------------------------------------------------ hostile files, every reader
+
+OUTPUT_FLOOD = ("from IPython.display import display\n"
+                "for _ in range(150):\n"
+                "    display({'image/png': 'iVBORw0KGgo='}, raw=True)\n"
+                "    print('and a line', flush=True)\n")
+BIG_FIGURES = ("from IPython.display import display\n"
+               "for _ in range(3):\n"
+               f"    display({{'image/png': 'iVBORw0KGgo=' + 'A' * {kernel.MAX_FIGURE_CHARS - 300}}},"
+               " raw=True)\n")
+RENDER_SECONDS = 30  # the formgrader's and the feedback page of any submission's outputs
+
+
+def with_cells(*sources):
+    """The reference submission with cells the learner added after the answer."""
+    submission = with_answer(CORRECT)
+    index = next(i for i, c in enumerate(submission["cells"])
+                 if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "row_normalize")
+    submission["cells"][index + 1:index + 1] = [code(source) for source in sources]
+    return submission
+
+
+def hostile_class():
+    """learner -> (the file they hand in, their score, words their refusal says): the worst
+    input of each kind for the readers of a learner's file, and an honest learner."""
+    honest = json.dumps(base()).encode()
+    deep = json.dumps(base()).encode()[:-1] + b', "x": ' + b"[" * 1_000_000 + b"]" * 1_000_000 \
+        + b"}"
+    return {
+        "honest": (honest, FULL, None),
+        # the issue's two attacks
+        "figures": (figure_flood(ASSIGNMENT), FULL, None),
+        "wide": (metadata_bomb(ASSIGNMENT), FULL, None),
+        # the kernel's outputs past every allowance: counts, a cell's figures, the notebook's
+        "outputs": (json.dumps(with_cells(*[BIG_FIGURES] * 3, *[OUTPUT_FLOOD] * 12)).encode(),
+                    FULL, None),
+        "deep": (deep, 0, "not valid JSON"),
+        "flagger": (json.dumps(with_cells("[" + "a," * 8_000_000 + "a]")).encode(), 0,
+                    "resubmit"),
+        "cells": (READER_BOMBS["100k cells"], 0, "more than the 2000"),
+        "oversized": (honest[:-1] + b', "x": "' + b"z" * (30 << 20) + b'"}', 0,
+                      "over the 20 MiB limit"),
+    }
+
+
+def base():
+    return with_answer(CORRECT)
+
+
+@pytest.mark.xdist_group("users")
+@pytest.mark.parametrize("who", ["root", "instructor"])
+def test_every_reader_of_a_learners_file_is_bounded(who, request):
+    """The worst file of each kind (300,000 figures in the demonstrations, 6.3 million empty
+    lists of metadata, outputs past every allowance, JSON nested a million deep, a cell too
+    large to flag, 100,000 cells, 30 MB) in one class, through nbgrader's collect, ``python -m
+    autograder autograde`` (grading, and the recording's writer and building worker), the
+    feedback, the formgrader's pages and, as root, nbgrader's own autograde: each reader's peak
+    memory is printed and within its bound, each page renders within RENDER_SECONDS, each
+    learner gets their score (0 with a sentence for a file no reader may read), and what is
+    kept of each (cache entry, autograded notebook) is bounded."""
+    top = Path(tempfile.mkdtemp(prefix="hostile-readers-"))
+    top.chmod(0o755)
+    state, exchange, peak_file = top / "course", top / "exchange", top / "peaks.jsonl"
+    env = {"ATTENTION_COURSE_STATE": str(state), "PEAK_FILE": str(peak_file)}
+    learners = hostile_class()
+    try:
+        for learner, (raw, _, _) in learners.items():
+            folder = (exchange / "attention-course" / "inbound" /
+                      f"{learner}+{ASSIGNMENT}+2026-01-01 00:00:00.000000 UTC")
+            folder.mkdir(parents=True)
+            (folder / SOLUTION_FILE.name).write_bytes(raw)
+        if who == "root":
+            def run(*args):
+                done = subprocess.run(args, cwd=REPO, env={**os.environ, **env},
+                                      capture_output=True, text=True, timeout=1800)
+                assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+                return done
+        else:
+            user, home = request.getfixturevalue("instructor")
+            subprocess.run(["chown", "-R", f"{user}:{user}", str(top)], check=True)
+
+            def run(*args):
+                return run_as(user, home, *args, cwd=REPO, env=env, timeout=1800)
+        exchange_flags = [f"--Exchange.root={exchange}",
+                          "--CourseDirectory.course_id=attention-course"]
+        run(*measured_module("nbgrader", "generate_assignment", ASSIGNMENT, "--force",
+                             f"--CourseDirectory.release_directory={top / 'release'}"))
+        run(*measured_module("nbgrader", "collect", ASSIGNMENT, *exchange_flags))
+        collected = peaks(peak_file)["nbgrader"]
+        graded = autograde_measured(ASSIGNMENT, {"sandbox": "require", "cell_timeout": 20,
+                                                 "call_timeout": 5, "budget": 120}, state,
+                                    run=None if who == "root" else run)
+        peak_file.unlink()
+        started = time.monotonic()
+        run(*measured_module("nbgrader", "generate_feedback", ASSIGNMENT))
+        pages_seconds = time.monotonic() - started
+        feedback = peaks(peak_file)["nbgrader"]
+        print(f"\n[bounded] {who}: collect {collected:.0f} MiB; autograde: grader "
+              f"{graded['grader_peak_mib']:.0f} MiB, recording {graded['recorder_peak_mib']:.0f} "
+              f"MiB, {graded['seconds']:.0f} s; feedback {feedback:.0f} MiB, {pages_seconds:.0f} s "
+              f"for {len(learners)} pages\n[bounded] {who}: the recording's peak after each "
+              f"learner: {graded['recorder_peaks_mib']}")
+        assert pages_seconds < RENDER_SECONDS * len(learners)
+        for peak in (collected, graded["grader_peak_mib"], graded["recorder_peak_mib"], feedback):
+            assert peak < GRADER_PEAK_MIB
+        scores = {Path(r["notebook"]).parent.parent.name: r for r in graded["results"]}
+        for learner, (_, score, words) in learners.items():
+            assert scores[learner]["score"] == score, (learner, scores[learner]["errors"])
+            if words:
+                assert any(words in e for e in scores[learner]["errors"]), scores[learner]
+        # its visible check ran after the notebook's budget was spent: still reported as it fared
+        assert scores["outputs"]["checks"]["row_normalize"]["status"] == "passed"
+        for entry in (state / "grading-cache").glob("*.json"):
+            assert entry.stat().st_size < 10 << 20, entry
+        check_autograded(state, learners)
+        pages = formgrader_pages(sorted((state / "autograded").glob("*/*/*.ipynb")), run=run)
+        for path, (seconds, chars) in pages.items():
+            print(f"[bounded] {who}: the formgrader's page of {Path(path).parts[-3]}: "
+                  f"{seconds:.1f} s, {chars:,} characters")
+            assert seconds < RENDER_SECONDS and chars < 20 << 20
+        assert len(pages) == len(learners)
+        for learner in learners:
+            page = state / "feedback" / learner / ASSIGNMENT / SOLUTION_FILE.with_suffix(".html").name
+            assert page.stat().st_size < 20 << 20
+        if who == "root":  # nbgrader's own autograde, grading in its process: no cache
+            direct = top / "direct"
+            shutil.copytree(state / "submitted", direct / "submitted")
+            shutil.copy(state / "gradebook.db", direct / "gradebook.db")
+            peak_file.unlink()
+            subprocess.run(measured_module("nbgrader", "autograde", ASSIGNMENT), cwd=REPO,
+                           check=True, env={**os.environ, **env,
+                                            "ATTENTION_COURSE_STATE": str(direct)},
+                           capture_output=True, timeout=1800)
+            alone = peaks(peak_file)["nbgrader"]
+            print(f"[bounded] nbgrader autograde (grading in its own process): {alone:.0f} MiB")
+            assert alone < GRADER_PEAK_MIB
+            check_autograded(direct, learners)
+            assert gradebook_scores(direct) == gradebook_scores(state) == {
+                learner: score for learner, (_, score, _) in learners.items()}
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(top)], capture_output=True)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def check_autograded(state, learners):
+    """Each learner's autograded notebook: outputs within the notebook's budget (besides the
+    feedback tables of the check cells), and the release in place of a refused file."""
+    release = json.loads(SOLUTION_FILE.read_text())
+    for learner, (_, score, words) in learners.items():
+        path = state / "autograded" / learner / ASSIGNMENT / SOLUTION_FILE.name
+        assert path.stat().st_size < 10 << 20, path
+        cells = json.loads(path.read_text())["cells"]
+        kept = [o for c in cells if not c["metadata"].get("nbgrader", {}).get("grade")
+                for o in c.get("outputs", [])]
+        assert len(kept) <= figures.MAX_NOTEBOOK_OUTPUTS + 1, (learner, len(kept))
+        assert sum(figures.size(o) for o in kept) <= figures.MAX_NOTEBOOK_OUTPUT_CHARS + 500
+        notes = "".join("".join(o.get("text", "")) for o in kept)  # nbformat keeps lines
+        if learner in ("figures", "outputs"):
+            assert "left out by the grader" in notes, learner
+        if learner == "figures":
+            assert "149,900 more output(s) of your submitted copy" in notes
+        if learner == "outputs":
+            assert "the cells below keep no outputs" in notes
+        if words:
+            assert len(cells) == len(release["cells"]), learner
+
+
+def gradebook_scores(state):
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{state / 'gradebook.db'}") as book:
+        return {s.student.id: s.score for s in book.assignment_submissions(ASSIGNMENT)}
