@@ -252,6 +252,12 @@ def test_claims_hold_across_the_seed_sweep(assignment, setting):
             wrong.append(f"{claim.quote!r}: {claim.value} raised "
                          f"{next(v for v in found if isinstance(v, str))}")
             continue
+        # the margins, for the author (pytest -rP shows them): where the values lie across seeds
+        print(f"{claim.quote[:60]!r} ({claim.bounds()}"
+              + (f", at {claim.rate[0]:.0%} to {claim.rate[1]:.0%} of the seeds" if claim.rate else "")
+              + f"): min {min(numbers):.4g}, median {sorted(numbers)[len(numbers) // 2]:.4g}, "
+                f"max {max(numbers):.4g}; within the bounds at "
+                f"{sum(claim.holds(v) for v in numbers)} of {len(numbers)} seeds")
         shown = ", ".join(f"{seed}: {v:.4g}" for seed, v in zip(seeds, numbers))
         if claim.every_seed:
             failed = [seed for seed, v in zip(seeds, numbers) if not claim.holds(v)]

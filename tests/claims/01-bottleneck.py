@@ -1,8 +1,12 @@
-"""What the prose of 01-bottleneck says, and the values it rests on."""
+"""What the prose of 01-bottleneck says, and the values it rests on.
+
+Every direction holds at every seed, with margin at seeds 0 to 69: the text's bounds sit outside
+what those seeds gave ("95% or more": at least 98%; "fewer than 15 steps": 11 at most; "between
+0.3 and 0.6": from 0.37 to 0.51)."""
 from claims import Claim, Published
 
 TABLE_1 = "Bahdanau, Cho & Bengio (2015), ICLR, Table 1 (BLEU on the test set, all sentences)"
-FACTORS = "[np.exp(np.polyfit(np.arange(1, 11), np.log(g[:10]), 1)[0]) for g in gaps.values()]"
+FACTORS = "factors"   # the factor per step over the first 10 steps, printed, for each rho
 HELD = "[max(v) for v in tokens_held.values()]"
 ABOVE_CHANCE_32 = "np.sum(by_position['T = 32'][:32] > chance + 0.1)"
 
@@ -11,14 +15,18 @@ CLAIMS = [
     Claim(quote="the first token's trace decays **geometrically**, by a roughly constant factor per step "
                 "that grows with $\\rho$", value=f"float(np.all(np.diff({FACTORS}) > 0))", low=1, high=1,
           every_seed=True),
-    Claim(quote="(about $0.5$ for $\\rho = 0.5$;", value=f"{FACTORS}[0]", low=0.35, high=0.6,
-          every_seed=True),
+    Claim(quote="0.44 at the default seed and between 0.3 and 0.6 at any seed", value=f"{FACTORS}[0]",
+          low=0.3, high=0.6, every_seed=True),
+    Claim(quote="0.44 at the default seed and between 0.3 and 0.6 at any seed", value=f"{FACTORS}[0]",
+          low=0.435, high=0.445),
     # the final state is a recency buffer
-    Claim(quote="The last few tokens are recalled perfectly, whatever $T$",
-          value="min(min(a[T - 3:T]) for T, a in zip((8, 16, 32), by_position.values()))", low=0.95,
+    Claim(quote="The last two tokens are recalled almost perfectly, whatever $T$ (95% or more)",
+          value="min(min(a[T - 2:T]) for T, a in zip((8, 16, 32), by_position.values()))", low=0.95,
           every_seed=True),
-    Claim(quote="the curve then falls to chance about ten steps before the end", value=ABOVE_CHANCE_32,
-          low=6, high=14, every_seed=True),
+    Claim(quote="the curve then falls to chance fewer than 15 steps before the end, whatever $T$",
+          value=ABOVE_CHANCE_32, low=3, high=14, every_seed=True),
+    Claim(quote="the curve then falls to chance fewer than 15 steps before the end, whatever $T$",
+          value="np.sum(by_position['T = 16'][:16] > chance + 0.1)", low=3, high=14, every_seed=True),
     Claim(quote="for $T = 32$, most positions are at chance",
           value="np.mean(by_position['T = 32'][:32] < chance + 0.1)", low=0.5, every_seed=True),
     # how many tokens it holds

@@ -11,9 +11,9 @@ CLAIMS = [
     Claim(quote="it breaks the symmetry, as the last line of the run shows", value="moved['causal']",
           low=0.1, every_seed=True),
     Claim(quote="*was* splits its weight evenly between *cat* and *mouse*",
-          value="abs(noun_only_weights[1] - noun_only_weights[5])", high=1e-9),
+          value="abs(noun_only_weights[1] - noun_only_weights[5])", high=1e-9, every_seed=True),
     Claim(quote="*was* splits its weight evenly between *cat* and *mouse*",
-          value="min(noun_only_weights[1], noun_only_weights[5])", low=0.49),
+          value="min(noun_only_weights[1], noun_only_weights[5])", low=0.49, every_seed=True),
     Claim(quote="Matching number breaks the tie exactly when the attractors have the other number",
           value="number_match['opposite']", low=1.0, every_seed=True),
     Claim(quote="and not at all when they agree with the subject", value="number_match['same']", high=0.0,
@@ -23,5 +23,5 @@ CLAIMS = [
     Claim(quote="the accuracy stays at 100 %", value="min(r['accuracy'] for r in held_out.values())", low=1.0,
           every_seed=True),
     Claim(quote="*was* puts most of its weight on *cat*",
-          value="A[sentence.verb][list(sentence.words).index('cat')]", low=0.5),
+          value="A[sentence.verb][list(sentence.words).index('cat')]", low=0.5, every_seed=True),
 ]

@@ -5,9 +5,9 @@ THE = "[i for i, w in enumerate(tokens) if w == 'the']"
 
 CLAIMS = [
     Claim(quote="the second *the* splits its weight evenly over the three *the*s, about a third each",
-          value=f"np.abs(weights_sent[3][{THE}[1]][{THE}] - 1 / 3).max()", high=0.02),
+          value=f"np.abs(weights_sent[3][{THE}[1]][{THE}] - 1 / 3).max()", high=0.02, every_seed=True),
     Claim(quote="Four heads serve four requests at full strength, for the same parameters",
-          value="mass_4 - mass_1", low=0.3),
+          value="mass_4 - mass_1", low=0.3, every_seed=True),
     Claim(quote="Zero, up to rounding", value="equivariance_gap", high=1e-12, every_seed=True),
     Claim(quote="The output at *chased* cannot depend on who chased whom", value="chased_difference",
           high=1e-12, every_seed=True),
