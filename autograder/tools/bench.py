@@ -56,8 +56,9 @@ from ..engine.assignment import Course
 from ..engine.options import Options
 
 LIGHT_ASSIGNMENTS = ("00-getting-started", "02-scoring")  # the capacity curve's class
-NOTEBOOK_BUDGET = 15.0    # seconds, from a fresh kernel on 2 cores; the heavier two have their own
-NOTEBOOK_BUDGETS = {"10-learning-self-attention": 20.0, "11-transformer-block": 30.0}
+NOTEBOOK_BUDGET = 15.0    # seconds, from a fresh kernel on 2 cores; the heavier three have their own
+NOTEBOOK_BUDGETS = {"10-learning-self-attention": 20.0, "11-transformer-block": 30.0,
+                    "12-real-words": 60.0}
 STAGES = ("start", "execute", "suite", "close")
 STAGE_NAMES = {
     "start": "sandbox + kernel start (and the grader's agent)",
