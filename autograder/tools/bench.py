@@ -830,7 +830,7 @@ def main(argv=None):
                              "every assignment of the course)")
     parser.add_argument("--per-assignment", type=int, default=5,
                         help="distinct submissions per assignment in the comparison (default "
-                             "%(default)s: a class of 60 over the twelve assignments)")
+                             "%(default)s: a class of 65 over the thirteen assignments)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of each whole-class comparison (default %(default)s)")
