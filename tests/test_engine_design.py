@@ -178,9 +178,9 @@ def test_suites_import_the_engine_through_the_kit_only():
 
 def test_below_the_course_layer_nothing_knows_this_course():
     """No repository path, no course folder, no course name in the sandbox or the engine: the
-    course reaches them only as an Assignment. The three modules that read ``__file__`` read
+    course reaches them only as an Assignment. The four modules that read ``__file__`` read
     their own source (the agent and the launcher run inside the kernel) or find their own
-    package (the submission reader's child process)."""
+    package (the child processes of the submission reader and of the course's functions)."""
     for name, path in modules().items():
         if floor(name) not in ("sandbox", "engine") and name != "autograder.kit":
             continue
@@ -193,7 +193,7 @@ def test_below_the_course_layer_nothing_knows_this_course():
         if name != "autograder.engine.assignment":
             assert "suites" not in constants, name  # the Course's default folder name only
         if any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(tree)):
-            assert name.rpartition(".")[2] in ("agent", "launcher", "notebook"), name
+            assert name.rpartition(".")[2] in ("agent", "launcher", "notebook", "oracle"), name
 
 
 def test_an_assignment_knows_its_files_and_is_detected_from_a_notebook(tmp_path):

@@ -46,8 +46,11 @@ def _array_from(text: str) -> Any:
     return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
 
 
-def encode(value: Any) -> Any:
-    """A returned value as JSON-able data; unknown objects become an ``__unsupported__`` marker."""
+def encode(value: Any, function: Any = None) -> Any:
+    """A returned value as JSON-able data; unknown objects become an ``__unsupported__`` marker
+    (with ``function``, a callable becomes what ``function(value)`` gives)."""
+    if function is not None and callable(value) and not isinstance(value, (type, np.ndarray)):
+        return function(value)
     if value is None or isinstance(value, (bool, str)):
         return value
     if type(value) is int:
@@ -61,12 +64,22 @@ def encode(value: Any) -> Any:
     if isinstance(value, np.generic) and np.asarray(value).dtype.kind in "biufc":
         return {"__npscalar__": _array_text(np.asarray(value))}
     if type(value) is tuple:
-        return {"__tuple__": [encode(v) for v in value]}
+        return {"__tuple__": [encode(v, function) for v in value]}
     if type(value) is list:
-        return [encode(v) for v in value]
+        return [encode(v, function) for v in value]
     if type(value) is dict and all(type(k) is str for k in value):
-        return {"__dict__": {k: encode(v) for k, v in value.items()}}
+        return {"__dict__": {k: encode(v, function) for k, v in value.items()}}
     return {"__unsupported__": type(value).__name__}
+
+
+# The functions the suite passed in calls (its lambdas and partials), as it sent them: the course's
+# own functions are computed by the grader, which can be given such a function back by its marker.
+_suite_functions: dict[int, tuple[Any, Any]] = {}
+
+
+def _suite_function(function: Any, data: Any) -> Any:
+    _suite_functions[id(function)] = (function, data)
+    return function
 
 
 def decode(data: Any, namespace: dict[str, Any]) -> Any:
@@ -93,10 +106,10 @@ def decode(data: Any, namespace: dict[str, Any]) -> Any:
             raise NameError(f"{name} is not defined")
         return namespace[name]
     if "__lambda__" in data:  # suite-written source, evaluated here, in the learner's kernel
-        return eval(data["__lambda__"], {"np": np, "__builtins__": __builtins__})  # trusted: runs only inside the learner's kernel
+        return _suite_function(eval(data["__lambda__"], {"np": np, "__builtins__": __builtins__}), data)  # trusted: runs only inside the learner's kernel
     if "__partial__" in data:
-        return functools.partial(decode(data["__partial__"], namespace),
-                                 **decode(data["kwargs"], namespace))
+        return _suite_function(functools.partial(decode(data["__partial__"], namespace),
+                                                 **decode(data["kwargs"], namespace)), data)
     raise ValueError(f"unknown wire object with keys {sorted(data)}")
 
 
@@ -150,6 +163,48 @@ def handle(request_text: str, namespace: dict[str, Any]) -> str:
     except (TypeError, ValueError) as error:  # e.g. a message that is not text
         return _dumps({"ok": False, "nonce": reply["nonce"],
                        "error": {"kind": "exception", "message": f"unreadable result ({error})"}})
+
+
+class CourseFunctionError(Exception):
+    """The grader would not, or could not, compute the course's function for this call."""
+
+
+def _as_marker(function: Any) -> Any:
+    kept = _suite_functions.get(id(function))
+    if kept is None or kept[0] is not function:
+        raise CourseFunctionError("it can be given only the functions the grader's tests passed "
+                                  "in, as they were passed")
+    return kept[1]
+
+
+def course_function(name: str) -> Any:
+    """A stand-in for the course's ``name`` while the grader tests another function with the
+    course's version of this one in place: each call sends its arguments to the grader (on the
+    kernel's stdin channel, which only such tests open), and the grader computes the course's
+    function on its side and sends back the result as data. No code of the course's is here."""
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        try:
+            request = _dumps({"oracle": name, "args": [encode(a, _as_marker) for a in args],
+                              "kwargs": {str(k): encode(v, _as_marker)
+                                         for k, v in kwargs.items()}})
+        except CourseFunctionError as error:
+            raise CourseFunctionError(f"the course's `{name}`, put in place of yours for this "
+                                      f"test, {error}") from None
+        from IPython import get_ipython
+        answer = _loads(get_ipython().kernel.raw_input(request))
+        if not isinstance(answer, dict) or answer.get("ok") is not True:
+            message = answer.get("message") if isinstance(answer, dict) else None
+            raise CourseFunctionError(f"the course's `{name}`, put in place of yours for this "
+                                      f"test, failed: {message or 'no answer'}")
+        return decode(answer.get("value"), {})
+    stand_in.__name__ = stand_in.__qualname__ = name
+    return stand_in
+
+
+def put_in_place(names: list[str], namespace: dict[str, Any]) -> None:
+    """Stand-ins for the course's ``names`` in the learner's namespace (:func:`course_function`)."""
+    for name in names:
+        namespace[name] = course_function(name)
 
 
 REQUEST_KEY = "autograder_request"  # where an execute request's metadata carries a call

@@ -4,10 +4,12 @@ A result is kept under :func:`content_key`, a digest of everything it depends on
 
 - the graded content: the cells after the locked ones are restored (or the bytes of a notebook
   that could not be read);
-- every setting that can change a result (:func:`~autograder.engine.options.result_values`);
+- every setting that can change a result (:func:`~autograder.engine.options.result_values`), and
+  the confinement actually in force on this machine (``auto`` names none);
 - the assignment's version (:func:`version`): its suite folder and the suites' own
-  ``conftest.py``, its instructor notebook (the reference) and its release (the locked cells), and
-  the grading code.
+  ``conftest.py``, its instructor notebook (the reference) and its release (the locked cells), the
+  grading code, and the code a learner's kernel runs that is not the learner's
+  (:func:`kernel_digest`).
 
 The grading code is not a list kept by hand: it is the import closure (:func:`closure`) of the
 engine's grading entry point (:mod:`autograder.engine.grade`) and of the suite's files, read from
@@ -16,6 +18,12 @@ their import statements (those inside functions too). Modules of the engine's ow
 other distributions (numpy, pytest, pyzmq...) by the interpreter's version and the distribution's
 version. The grading code's digest is taken once per process (:func:`code_digest`): it is the
 code this process runs. The course's files are read at every call.
+
+The kernel runs code of the course's too, which the grader never imports: the course's learner
+packages (``helpers``), every file of them by its bytes wherever they are installed, and the
+closure of what the release notebook's cells import, read from the notebook itself
+(:func:`kernel_digest`). A kernel is a new process for every submission, so these are read again
+whenever one of their files changes (by its status), in a process that keeps running too.
 
 A learner's file is also noted by its bytes (:func:`file_key`, under the same settings and
 version): the recording of a class then finds each file the workers graded, and a command run
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import warnings
 import functools
 import hashlib
 import importlib.metadata
@@ -40,7 +49,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import demonstrations
+from . import demonstrations, notebook
 from .assignment import Assignment, contents_digest
 from .options import Options, result_values
 from .result import Result
@@ -89,9 +98,13 @@ def imported_names(path: Path, module: str | None = None, package: bool = False)
     """The modules the file ``path`` may import, every import statement counted (those inside
     functions too), each with its parent packages; ``from m import x`` counts ``m.x`` too, in case
     ``x`` is a module. Relative imports are resolved against ``module`` (None: skipped)."""
+    return _imported(ast.parse(path.read_bytes(), str(path)), module, package)
+
+
+def _imported(tree: ast.AST, module: str | None = None, package: bool = False) -> set[str]:
     found: set[str] = set()
     here = (module if package else module.rpartition(".")[0]) if module else None
-    for node in _statements(ast.parse(path.read_bytes(), str(path))):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             bases = [alias.name for alias in node.names]
             extra: list[str] = []
@@ -189,6 +202,85 @@ def code_digest(modules: tuple[str, ...]) -> str:
     return _digest(modules)
 
 
+# ------------------------------------------------------------------ the learner's kernel
+
+def package_files(names: Iterable[str]) -> list[Path]:
+    """Every file of the packages ``names`` (the course's learner packages), found where a
+    learner's kernel imports them from (an interpreter in isolated mode:
+    :func:`~autograder.sandbox.confinement.python_layout`), caches of compiled code left out."""
+    from ..sandbox import confinement
+    try:
+        locations = [Path(p) for p in confinement.python_layout(show=tuple(names))["show"]]
+    except confinement.SandboxUnavailable:  # the interpreter could not be asked: this one's view
+        locations = [found[0].parent if found[1] else found[0]
+                     for found in map(_source_of, names) if found is not None]
+    files: list[Path] = []
+    for location in locations:
+        if location.is_dir():
+            files += sorted(p for p in location.rglob("*") if p.is_file()
+                            and "__pycache__" not in p.parts and p.suffix != ".pyc")
+        elif location.is_file():
+            files.append(location)
+    return files
+
+
+def notebook_imports(cells: Iterable[dict[str, Any]]) -> set[str]:
+    """The modules the code cells of a notebook may import (lines of IPython magics left out; a
+    cell Python cannot parse imports nothing it can tell)."""
+    found: set[str] = set()
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        lines = notebook.source(cell).splitlines()
+        text = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+        try:
+            found |= _imported(ast.parse(text))
+        except (SyntaxError, ValueError):
+            continue
+    return found
+
+
+# The kernel's closure (files by status, distributions by version), by the digest of the release
+# and the learner packages' files: read again only when one of them changes.
+_kernel_closures: dict[str, tuple[tuple[Path, ...], tuple[str, ...]]] = {}
+
+
+def kernel_digest(assignment: Assignment) -> str:
+    """A digest of the code a learner's kernel runs that is not the learner's: every file of the
+    course's learner packages, and the closure of the modules the release notebook's cells import
+    (first-party modules by their bytes, other distributions by their version)."""
+    packages = package_files(assignment.course.learner_packages)
+    base = contents_digest([assignment.release, *packages])
+    if base not in _kernel_closures:
+        imported = notebook_imports(notebook.load(assignment.release)["cells"])
+        found, distributions = closure(sorted(imported | set(assignment.course.learner_packages)))
+        _kernel_closures[base] = (tuple(sorted(found.values())), tuple(sorted(distributions)))
+    files, others = _kernel_closures[base]
+    every = sorted(set(files) | set(packages))
+    listed = "\0".join(str(path) for path in every)
+    return hashlib.sha256(contents_digest(every).encode() + b"\0" + listed.encode() + b"\0"
+                          + "\0".join(others).encode()).hexdigest()
+
+
+def confinement_in_force(options: Options) -> str:
+    """The confinement grading with ``options`` uses on this machine (``auto`` resolved), without
+    the warnings grading itself gives."""
+    from ..sandbox.confinement import SandboxUnavailable
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return options.confinement()
+        except SandboxUnavailable:
+            return "unavailable"
+
+
+def _settings(options: Options) -> bytes:
+    """What of ``options`` a key holds: every setting that can change a result, and the
+    confinement in force."""
+    return json.dumps({**result_values(options), "in force": confinement_in_force(options)},
+                      sort_keys=True).encode()
+
+
 # ------------------------------------------------------------------ an assignment's version
 
 def suite_files(assignment: Assignment) -> list[Path]:
@@ -207,7 +299,8 @@ _imports: dict[str, tuple[str, ...]] = {}
 
 def version(assignment: Assignment) -> str:
     """A digest of everything a score of ``assignment`` depends on but the notebook and the
-    settings: the grading code, the suite, the reference and the release."""
+    settings: the grading code, the suite, the reference, the release, and the code the kernel
+    runs besides the learner's (:func:`kernel_digest`)."""
     files = [*suite_files(assignment), assignment.solution, assignment.release]
     contents = contents_digest(files)  # read again only when a file's status changes
     if contents not in _imports:
@@ -215,7 +308,8 @@ def version(assignment: Assignment) -> str:
             *(imported_names(path) for path in files if path.suffix == ".py"))))
     names = "\0".join(str(path.relative_to(assignment.course.root)) for path in files)
     return hashlib.sha256(code_digest(_imports[contents]).encode() + b"\0" + names.encode()
-                          + b"\0" + contents.encode()).hexdigest()[:16]
+                          + b"\0" + contents.encode() + b"\0"
+                          + kernel_digest(assignment).encode()).hexdigest()[:16]
 
 
 # ------------------------------------------------------------------ kept results
@@ -224,7 +318,7 @@ def content_key(assignment: Assignment, options: Options, content: dict[str, Any
     """Identifies what grading depends on: the graded cells (or raw bytes), the settings that can
     change a result, and the assignment's version."""
     digest = hashlib.sha256(assignment.name.encode() + b"\0" + version(assignment).encode() + b"\0"
-                            + json.dumps(result_values(options), sort_keys=True).encode())
+                            + _settings(options))
     if isinstance(content, bytes):
         digest.update(b"raw:" + content)
     else:
@@ -242,8 +336,7 @@ def file_key(assignment: Assignment, options: Options, raw: bytes) -> str:
     it graded)."""
     return hashlib.sha256(b"file\0" + assignment.name.encode() + b"\0"
                           + version(assignment).encode() + b"\0"
-                          + json.dumps(result_values(options), sort_keys=True).encode() + b"\0"
-                          + raw).hexdigest()[:32]
+                          + _settings(options) + b"\0" + raw).hexdigest()[:32]
 
 
 def lookup_file(folder: str | Path, key: str) -> tuple[Result, dict[str, Any] | None] | None:

@@ -3,16 +3,22 @@
 Graded functions use one another: ``align`` calls ``attend``, a backward pass's tests run the
 learner's forward pass. When ``attend`` is wrong, a correct ``align`` fails too. After the suite
 has run, every graded function that failed a test while a graded function it uses also failed is
-tested again with the course's reference of those functions in place of the learner's (in the
-learner's kernel, whose names the functions look up when they run; the learner's own come back
-afterwards). A test that passes then *keeps its points*, and its feedback says why: the function
-is right, and the mistake is counted where it is made. A test that still fails says it was
-checked with the reference in place, so that what is left is the function's own.
+tested again with the course's version of those functions in place of the learner's. A test that
+passes then *keeps its points*, and its feedback says why: the function is right, and the
+mistake is counted where it is made. A test that still fails says it was checked with the
+course's functions in place, so that what is left is the function's own.
 
-"Uses" is read from three places, all on the trusted side: the reference code of the function
-(the names it looks up, through the reference's own helpers), the learner's cell that defines it
-(the names it mentions), and the names the hidden tests of the function called. No point is ever
-taken away by this step: a test keeps the better of its two outcomes.
+The rule: points come back only to a test of the learner's function that passes *given correct
+functions to call*. How the course's functions are put in place is the caller's
+(:data:`Rerun`): in a learner's kernel, stand-ins whose every call the grader computes on its
+side, each second chance in a new kernel (:meth:`autograder.engine.grade.Execution.rerun`,
+:mod:`autograder.engine.oracle`); for the catalogue's trusted namespaces, the reference's own
+functions (:func:`local_rerun`).
+
+"Uses" comes from the course, never from the learner: from the reference code of the function
+(the names it looks up, through the reference's own helpers) and from the names the hidden tests
+of the function called. What a learner writes in a cell (a name in a comment, a call) changes
+nothing. No point is ever taken away by this step: a test keeps the better of its two outcomes.
 """
 from __future__ import annotations
 
@@ -80,23 +86,6 @@ def _uses_in(namespace: dict[str, Any], exercises: set[str]) -> dict[str, set[st
     return uses
 
 
-def learner_uses(cells: list[dict[str, Any]], exercises: Iterable[str]) -> dict[str, set[str]]:
-    """For each graded function, the other graded functions named in the learner's code cell that
-    defines it (any code cell with ``def <function>(``)."""
-    exercises = set(exercises)
-    uses: dict[str, set[str]] = {e: set() for e in exercises}
-    for cell in cells:
-        if cell.get("cell_type") != "code":
-            continue
-        text = notebook.source(cell)
-        defined = [e for e in exercises if re.search(rf"^\s*def\s+{re.escape(e)}\s*\(", text, re.M)]
-        if defined:
-            named = set(_IDENTIFIER.findall(text)) & exercises
-            for exercise in defined:
-                uses[exercise] |= named - {exercise}
-    return uses
-
-
 def _closed(uses: dict[str, set[str]]) -> dict[str, set[str]]:
     """What each function uses, directly or through the graded functions it uses: ``align``
     uses ``attend``, which uses ``softmax``, so a wrong ``softmax`` is named to ``align`` too."""
@@ -145,8 +134,7 @@ def still_failing_feedback(feedback: str, substitutes: list[str]) -> str:
             f"this mistake is in this function.)")
 
 
-def retry(assignment: Assignment, results: list[TestResult], rerun: Rerun,
-          cells: list[dict[str, Any]] | None = None) -> list[TestResult]:
+def retry(assignment: Assignment, results: list[TestResult], rerun: Rerun) -> list[TestResult]:
     """``results`` with each test of a function that failed because of another's mistake given
     back its points (see the module's description)."""
     order: list[str] = []
@@ -158,9 +146,6 @@ def retry(assignment: Assignment, results: list[TestResult], rerun: Rerun,
     if len(failing) < 2:
         return results
     uses = reference_uses(assignment, order)
-    if cells is not None:
-        for exercise, named in learner_uses(cells, order).items():
-            uses[exercise] |= named
     for test in results:
         uses[test.exercise] |= set(test.called) - {test.exercise}
     uses = _closed(uses)
@@ -224,65 +209,3 @@ def local_rerun(assignment: Assignment, namespace: dict[str, Any], run: Callable
                 else:
                     namespace[name] = function
     return rerun
-
-
-def reference_source(assignment: Assignment, names: Iterable[str]) -> str:
-    """The least of the reference that defines ``names``: the reference cells' imports, and the
-    top-level definitions of those names and of what they use, in order. Nothing else of the
-    solution (no other graded function, no written answer) is in it: learner code in the kernel
-    it is sent to can read it."""
-    statements: list[ast.stmt] = []
-    for cell in reference.definition_cells(notebook.load(assignment.solution)):
-        statements += ast.parse(notebook.source(cell)).body
-    defines: dict[str, int] = {}
-    for index, statement in enumerate(statements):
-        for name in _defined(statement):
-            defines[name] = index
-    needed: set[int] = set()
-    todo = [n for n in names if n in defines]
-    while todo:
-        index = defines[todo.pop()]
-        if index in needed:
-            continue
-        needed.add(index)
-        todo += [node.id for node in ast.walk(statements[index])
-                 if isinstance(node, ast.Name) and node.id in defines]
-    kept = [s for i, s in enumerate(statements)
-            if i in needed or isinstance(s, (ast.Import, ast.ImportFrom))]
-    return ast.unparse(ast.Module(body=kept, type_ignores=[]))
-
-
-def _defined(statement: ast.stmt) -> list[str]:
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [statement.name]
-    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-    return []
-
-
-def kernel_swap(assignment: Assignment, substitutes: list[str]) -> str:
-    """Code that puts the reference of ``substitutes`` in place of the learner's functions in a
-    kernel (keeping the learner's as ``__autograder_saved__``); :data:`KERNEL_RESTORE` undoes it.
-    Only :func:`reference_source` of ``substitutes`` is sent, executed in a namespace of its own."""
-    return (
-        "def __autograder_swap__(names, text):\n"
-        "    user = get_ipython().user_ns\n"
-        "    course = {'__name__': 'course_reference'}\n"
-        "    exec(compile(text, '<the course reference>', 'exec'), course)\n"
-        "    saved = {name: user[name] for name in names if name in user}\n"
-        "    user.update({name: course[name] for name in names})\n"
-        "    return saved, list(names)\n"
-        f"__autograder_saved__ = __autograder_swap__("
-        f"{substitutes!r}, {reference_source(assignment, substitutes)!r})\n"
-        "del __autograder_swap__\n")
-
-
-KERNEL_RESTORE = (
-    "def __autograder_restore__(saved, names):\n"
-    "    user = get_ipython().user_ns\n"
-    "    for name in names:\n"
-    "        user.pop(name, None)\n"
-    "    user.update(saved)\n"
-    "__autograder_restore__(*__autograder_saved__)\n"
-    "del __autograder_restore__, __autograder_saved__\n")

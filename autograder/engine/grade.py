@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import cache, demonstrations, dependencies, notebook, suite
+from .oracle import Oracle
 from .assignment import Assignment
 from .kernel import CallFailed, KernelSession
 from .wire import Reply
@@ -23,6 +24,8 @@ from .result import Result
 
 AGENT_CHECK = ("if '__autograder_call__' not in globals(): "
                "raise RuntimeError('the grader agent is missing')")
+# The course's stand-ins (agent.course_function), put in the learner's namespace for a second chance
+PUT_IN_PLACE = "__autograder_agent__.put_in_place(%r, get_ipython().user_ns)"
 
 
 def _stage(options: Options, stage: str, started: float) -> None:
@@ -57,6 +60,7 @@ class Execution:
         self.good_cells: list[str] = []   # sources that ran cleanly, replayed after a crash
         self.errors: list[str] = []
         self.gave_up = ""
+        self.oracle: Oracle | None = None  # the course's functions, during a second chance
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -92,16 +96,18 @@ class Execution:
             self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
         _stage(self.options, "execute", started)
 
-    def _revive(self) -> bool:
+    def _revive(self, crashed: bool = True) -> bool:
+        """A new kernel, with the learner's cells that ran cleanly run again (and the course's
+        stand-ins in place during a second chance); ``crashed``: the old one died."""
         if self.session.exhausted():
             return self._give_up(self.session.exhausted())
-        if self.session.restarts >= self.options.max_restarts:
+        if crashed and self.session.restarts >= self.options.max_restarts:
             return self._give_up(f"the kernel crashed {self.session.restarts + 1} times; "
                                  f"grading stopped calling your functions")
         if self.remaining() <= 1:
             return self._give_up("the time budget for this notebook ran out")
         try:
-            self.session.restart(timeout=max(1.0, min(60.0, self.remaining())))
+            self.session.restart(timeout=max(1.0, min(60.0, self.remaining())), crashed=crashed)
             self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
         except CallFailed as error:
             return self._give_up(str(error))
@@ -110,6 +116,9 @@ class Execution:
                 return self._give_up("the time budget for this notebook ran out while its "
                                      "cells were run again after a crash")
             self.session.execute(source, min(self.options.cell_timeout, self.remaining()))
+        if self.oracle is not None and self.session.alive():
+            self.session.execute(PUT_IN_PLACE % sorted(self.oracle.names),
+                                 max(0.1, min(10.0, self.remaining())))
         return self.session.alive() or self._give_up("the kernel did not survive a restart")
 
     def _give_up(self, reason: str) -> bool:
@@ -127,31 +136,37 @@ class Execution:
             return unavailable(f"Your kernel could not be kept running ({self.gave_up}).")
         try:
             return self.session.call(name, args, kwargs,
-                                     max(0.1, min(self.options.call_timeout, self.remaining())))
+                                     max(0.1, min(self.options.call_timeout, self.remaining())),
+                                     self.oracle.answer if self.oracle is not None else None)
         finally:
             if not self.session.alive() and self.remaining() > 1:
                 self._revive()  # this call killed it: revive for the next test
 
     def rerun(self, assignment: Assignment) -> dependencies.Rerun:
-        """Run some graded functions' tests again with the course's reference of other functions
-        in place of the learner's (:mod:`~autograder.engine.dependencies`), then put the
-        learner's back; None when the kernel cannot do it within the budget."""
+        """Run some graded functions' tests again with the course's version of other functions
+        in place of the learner's (:mod:`~autograder.engine.dependencies`); None when the kernel
+        cannot do it within the budget.
+
+        Each time in a new kernel, in a new sandbox, where the learner's cells that ran cleanly
+        run again and the functions put in place are stand-ins whose calls the grader computes
+        on its side (:mod:`~autograder.engine.oracle`): no code of the course's enters the
+        kernel, and nothing learner code kept in one run (in memory or in its scratch folder)
+        reaches another. What goes wrong while the cells run again is not the learner's error
+        a second time: it is kept out of the result's errors."""
         def run(exercises: list[str], substitutes: list[str]) -> list[Any] | None:
-            if self.gave_up or self.remaining() <= 1 or not self.session.alive():
+            if self.gave_up or self.remaining() <= 2:
                 return None
-            swapped = self.session.execute(dependencies.kernel_swap(assignment, substitutes),
-                                           max(0.1, min(30.0, self.remaining())))
-            if swapped.error or swapped.died:
-                if swapped.died:
-                    self._revive()
-                return None
+            errors = list(self.errors)
+            self.oracle = Oracle(assignment, substitutes)
             try:
+                if not self._revive(crashed=False):
+                    return None
                 return suite.run(assignment, self.call, max(0.0, self.remaining()),
                                  exercises=exercises)
             finally:
-                if self.session.alive() and self.remaining() > 0:
-                    self.session.execute(dependencies.KERNEL_RESTORE,
-                                         max(0.1, min(10.0, self.remaining())))
+                self.oracle.close()
+                self.oracle = None
+                self.errors, self.gave_up = errors, ""
         return run
 
     def close(self) -> None:
@@ -292,8 +307,7 @@ def _run_and_test(executed: notebook.Notebook, assignment: Assignment, options: 
         suite_started = time.monotonic()
         results = suite.run(assignment, caller, max(0.0, deadline - time.monotonic()))
         if execution is not None:
-            results = dependencies.retry(assignment, results, execution.rerun(assignment),
-                                         executed["cells"])
+            results = dependencies.retry(assignment, results, execution.rerun(assignment))
         _stage(options, "suite", suite_started)
         if execution is not None:
             errors += execution.errors

@@ -220,7 +220,7 @@ class KernelSession:
         self.client = BlockingKernelClient(context=self.context)
         self.client.load_connection_info(dict(info, ip=self.relay.address))
         self.client.session.unpack = wire.loads  # counted before it is parsed
-        self.client.start_channels(iopub=False, stdin=False, hb=False)
+        self.client.start_channels(iopub=False, stdin=True, hb=False)
         self._connect_iopub()
         self._wait_ready(timeout or self.startup_timeout)
         self.output_budget = MAX_NOTEBOOK_OUTPUT_CHARS
@@ -254,11 +254,13 @@ class KernelSession:
                           f"the kernel did not start within {timeout:g} s") + tail, "start")
 
     def _next(self, channel: str, timeout: float) -> Message | None:
-        """The next message on ``channel`` ("shell" or "iopub") within ``timeout`` seconds, or
-        None. A message that cannot be read (a bad signature, JSON with too many values) is
-        consumed and comes back as an empty dict, so that a reader's deadline still holds."""
-        get: Callable[..., Any] = self.client.get_shell_msg if channel == "shell" \
-            else self.iopub.get_msg
+        """The next message on ``channel`` ("shell", "iopub" or "stdin") within ``timeout``
+        seconds, or None. A message that cannot be read (a bad signature, JSON with too many
+        values) is consumed and comes back as an empty dict, so that a reader's deadline still
+        holds."""
+        get: Callable[..., Any] = {"shell": self.client.get_shell_msg,
+                                   "stdin": self.client.get_stdin_msg}.get(channel,
+                                                                           self.iopub.get_msg)
         try:
             message = get(timeout=max(0.0, timeout))
         except queue.Empty:
@@ -347,9 +349,11 @@ class KernelSession:
                 time.sleep(0.5)
         raise CallFailed("the kernel could not be started", "start")
 
-    def restart(self, timeout: float | None = None) -> None:
+    def restart(self, timeout: float | None = None, crashed: bool = True) -> None:
+        """A new kernel in a new sandbox (nothing of the old one's memory or scratch folder
+        remains); ``crashed`` counts it in :attr:`restarts`."""
         self.shutdown()
-        self.restarts += 1
+        self.restarts += crashed
         self.start_with_retry(timeout)
 
     def alive(self) -> bool:
@@ -379,21 +383,28 @@ class KernelSession:
             pass
 
     def _run(self, code: str, timeout: float, on_output: Callable[[Output], None],
-             metadata: dict[str, Any] | None = None) -> tuple[str, bool, bool]:
+             metadata: dict[str, Any] | None = None,
+             answer: Callable[[str, float], str] | None = None) -> tuple[str, bool, bool]:
         """Execute ``code``; hand every output to ``on_output``; return (error, timed_out, died).
 
         The cell is over when iopub says the kernel is idle again, or shortly after the shell's
         execute_reply when iopub's idle message was lost (a subscriber whose connection was
         closed for breaking a limit misses what is published before it reconnects). Nothing
-        here waits past ``timeout``, but the interrupt that follows it (:meth:`_interrupt`)."""
+        here waits past ``timeout``, but the interrupt that follows it (:meth:`_interrupt`).
+
+        With ``answer``, the kernel may ask questions on its stdin channel while the code runs
+        (the course's functions in a second chance: :mod:`autograder.engine.oracle`): each
+        ``input_request`` of this execution gets ``answer(prompt, deadline)`` as its reply.
+        Without it, the kernel is told there is no stdin, and nothing it sends there is read."""
         if not self.alive():
             return "the kernel is not running", False, True
         deadline = time.monotonic() + timeout
         self._drain("iopub", deadline)
         self._drain("shell", deadline)
+        self._drain("stdin", deadline)
         request = self.client.session.msg("execute_request", {
             "code": code, "silent": False, "store_history": False, "user_expressions": {},
-            "allow_stdin": False, "stop_on_error": False}, metadata=metadata or {})
+            "allow_stdin": answer is not None, "stop_on_error": False}, metadata=metadata or {})
         self.client.shell_channel.send(request)
         msg_id = request["header"]["msg_id"]
         error, replied = "", None
@@ -406,7 +417,10 @@ class KernelSession:
             if replied is not None and now - replied > IDLE_GRACE:
                 return error, False, False
             self._iopub_dropped(deadline)
-            msg = self._next("iopub", min(0.1, deadline - time.monotonic()))
+            if answer is not None and self._answered(msg_id, answer, deadline):
+                continue
+            # (with ``answer``, _answered has just waited for iopub too)
+            msg = self._next("iopub", 0 if answer else min(0.1, deadline - time.monotonic()))
             if msg is None:
                 if not self.alive():
                     return error, False, True
@@ -426,6 +440,28 @@ class KernelSession:
             if kind == "error":
                 error = f"{output['ename']}: {output['evalue']}"[:500]
             on_output(output)
+
+    def _answered(self, msg_id: str, answer: Callable[[str, float], str],
+                  deadline: float) -> bool:
+        """Wait, at most a tenth of a second, for a question of execution ``msg_id`` on the
+        stdin channel or an output on iopub; answer the question if there is one (True)."""
+        poller = zmq.Poller()
+        poller.register(self.client.stdin_channel.socket, zmq.POLLIN)
+        poller.register(self.iopub.socket, zmq.POLLIN)
+        ready = dict(poller.poll(max(0, int(1000 * min(0.1, deadline - time.monotonic())))))
+        if self.client.stdin_channel.socket not in ready:
+            return False
+        message = self._next("stdin", 0)
+        try:
+            if message is None or message["msg_type"] != "input_request" or \
+                    _parent(message) != msg_id:
+                return True  # read and dropped: only this execution's questions are answered
+            prompt = message["content"]["prompt"]
+        except (KeyError, TypeError):
+            return True
+        reply = answer(prompt if isinstance(prompt, str) else "", deadline)
+        self.client.input(reply)
+        return True
 
     def _replied(self, msg_id: str, deadline: float) -> bool:
         """Whether the shell holds the reply to ``msg_id``, reading it for at most
@@ -495,15 +531,25 @@ class KernelSession:
 
     # ------------------------------------------------------------ calling functions
     def call(self, name: str, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any],
-             timeout: float) -> wire.Reply:
+             timeout: float, answers: Answers | None = None) -> wire.Reply:
         """One call of the learner's ``name``; return the reply read by :func:`wire.read_reply`.
 
         Exactly one reply is accepted: the first output that carries this call's nonce and reads
         as a reply. Every other output of the call is counted against the notebook's output cap
         and dropped.
+
+        ``answers`` answers the questions of the course's stand-ins during the call
+        (``answers(prompt, allowed, deadline)``, where ``allowed`` are the canonical texts of the
+        function markers among this call's arguments: :mod:`autograder.engine.oracle`).
         """
         nonce = secrets.token_hex(16)
         text = wire.request(name, args, kwargs, nonce)
+        answer = None
+        if answers is not None:
+            given = json.loads(text)
+            allowed = frozenset(wire.canonical(marker) for marker in
+                                wire.function_markers([given["args"], given["kwargs"]]))
+            answer = functools.partial(_with_allowed, answers, allowed)
         found: list[wire.Reply] = []
         problems: list[str] = []
         seen = [0]
@@ -521,7 +567,7 @@ class KernelSession:
         # The request travels in the message's metadata: the cell stays a few characters long,
         # where IPython would tokenize arguments of megabytes (a tenth of a second per MiB).
         error, timed_out, died = self._run("__autograder_call__()", timeout, take,
-                                           {agent.REQUEST_KEY: text})
+                                           {agent.REQUEST_KEY: text}, answer)
         if found:
             return found[0]
         if timed_out:
@@ -539,6 +585,15 @@ class KernelSession:
     def install_agent(self, timeout: float = 30) -> None:
         if self.alive():
             self.execute(agent.bootstrap(), timeout)
+
+
+#: ``answers(prompt, allowed, deadline)``: the answer to a stand-in's question (see
+#: :meth:`KernelSession.call`)
+Answers = Callable[[str, frozenset[str], float], str]
+
+
+def _with_allowed(answers: Answers, allowed: frozenset[str], prompt: str, deadline: float) -> str:
+    return answers(prompt, allowed, deadline)
 
 
 def _parent(message: Any) -> str | None:

@@ -1,6 +1,6 @@
 """A kernel's sockets, made by the grader, and the relay that bounds what the grader reads from them.
 
-**No path the kernel controls.** For each channel the grader reads (shell, iopub, control) it
+**No path the kernel controls.** For each channel the grader reads (shell, iopub, control, stdin) it
 makes a listening Unix socket in a folder of its own and hands it to the kernel as an open
 descriptor (:mod:`autograder.sandbox.launcher`); the kernel serves the channel on it, but never
 sees its path, so it cannot replace or link it. The grader's client connects to a second socket of the same
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from . import wire
 
-CHANNELS = ("shell", "iopub", "control")
+CHANNELS = ("shell", "iopub", "control", "stdin")
 MAX_MESSAGE_BYTES = wire.MAX_REPLY_CHARS + (1 << 20)  # a reply and its message's envelope
 MAX_FRAMES = 32            # a Jupyter message has 7 frames, and a few more for routing or buffers
 MAX_TOTAL_BYTES = 1 << 30  # everything one submission's kernels may send the grader, in all

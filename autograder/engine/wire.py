@@ -20,7 +20,7 @@ import base64
 import binascii
 import json
 import re
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -214,8 +214,19 @@ class _Budget:
             raise BadReply(f"the value has more than {MAX_ITEMS} parts")
 
 
-def decode(data: Any, _depth: int = 0, _budget: _Budget | None = None) -> Any:
-    """Data-only decoding of a reply's value (the inverse of the agent's encoding)."""
+#: ``functions(marker)``: the trusted callable for a function marker of the suite's (a dict whose
+#: first key is ``__lambda__`` or ``__partial__``), as :func:`decode` meets it
+FunctionHook = Callable[[dict[str, Any]], Any]
+FUNCTION_KEYS = ("__lambda__", "__partial__", "__function__")
+
+
+def decode(data: Any, _depth: int = 0, _budget: _Budget | None = None,
+           functions: FunctionHook | None = None) -> Any:
+    """Data-only decoding of a reply's value (the inverse of the agent's encoding).
+
+    A function marker (:data:`FUNCTION_KEYS`) is Unsupported, unless ``functions`` is given: then
+    that hook decides what it becomes (the course's computations use it for the suite's own
+    functions, checked against what the suite sent: :mod:`autograder.engine.oracle`)."""
     budget = _budget or _Budget()
     budget.take()
     if _depth > MAX_DEPTH:
@@ -227,10 +238,12 @@ def decode(data: Any, _depth: int = 0, _budget: _Budget | None = None) -> Any:
     if isinstance(data, float):
         return data
     if isinstance(data, list):
-        return [decode(v, _depth + 1, budget) for v in data]
+        return [decode(v, _depth + 1, budget, functions) for v in data]
     if not isinstance(data, dict) or len(data) == 0:
         return Unsupported(type(data).__name__)
     (key, value), extra = next(iter(data.items())), len(data) > 1
+    if key in FUNCTION_KEYS and functions is not None:
+        return functions(data)
     if key == "__ndarray__" and not extra and isinstance(value, str):
         return read_array(value)
     if key == "__npscalar__" and not extra and isinstance(value, str):
@@ -239,12 +252,30 @@ def decode(data: Any, _depth: int = 0, _budget: _Budget | None = None) -> Any:
     if key == "__float__" and not extra and value in ("nan", "inf", "-inf"):
         return float(value)
     if key == "__tuple__" and not extra and isinstance(value, list):
-        return tuple(decode(v, _depth + 1, budget) for v in value)
+        return tuple(decode(v, _depth + 1, budget, functions) for v in value)
     if key == "__dict__" and not extra and isinstance(value, dict):
-        return {str(k): decode(v, _depth + 1, budget) for k, v in value.items()}
+        return {str(k): decode(v, _depth + 1, budget, functions) for k, v in value.items()}
     if key == "__unsupported__" and not extra and isinstance(value, str):
         return Unsupported(value)
     return Unsupported("unknown wire object")
+
+
+def function_markers(data: Any, _depth: int = 0) -> list[dict[str, Any]]:
+    """Every function marker in encoded data (a request's arguments), those inside another (a
+    partial's function) included."""
+    if _depth > MAX_DEPTH:
+        return []
+    if isinstance(data, list):
+        return [m for v in data for m in function_markers(v, _depth + 1)]
+    if not isinstance(data, dict):
+        return []
+    inner = [m for v in data.values() for m in function_markers(v, _depth + 1)]
+    return [data] + inner if data and next(iter(data)) in FUNCTION_KEYS else inner
+
+
+def canonical(data: Any) -> str:
+    """One text for equal JSON data, whatever order its keys came in."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 def read_reply(text: Any, nonce: str) -> dict[str, Any]:

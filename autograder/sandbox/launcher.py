@@ -13,7 +13,7 @@ code and needs only the standard library, pyzmq and ipykernel.
   The kernel's one process then holds all of its memory, so its address-space limit is the
   kernel's total in every layout, with a control group or without one.
 - **Sockets by descriptor.** The grader made a listening socket for each channel it reads (shell,
-  iopub, control) in a folder of its own, and passed them to this process as open descriptors;
+  iopub, control, stdin) in a folder of its own, and passed them to this process as open descriptors;
   ipykernel binds those channels to them (``ZMQ_USE_FD``) instead of creating socket files. No
   socket the grader connects to is a path the kernel can create, replace or link.
 

@@ -1,9 +1,10 @@
 """A kept result cannot outlive what it was computed by.
 
 Its key (autograder/engine/cache.py) holds the graded content, every setting that can change a
-result and the assignment's version: the suite, the reference, the release and the grading code,
-which is the import closure of the grading entry point and of the suite, read from their imports,
-never a list kept by hand. Each test changes one thing and sees the key (and so the cache) miss;
+result, the confinement in force, and the assignment's version: the suite, the reference, the
+release, the grading code, which is the import closure of the grading entry point and of the
+suite, read from their imports, never a list kept by hand, and the code the learner's kernel runs
+besides the learner's (the course's helpers, where the kernel imports them from). Each test changes one thing and sees the key (and so the cache) miss;
 the grading code is changed in a copy of the package, never in this checkout.
 """
 import json
@@ -11,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -240,3 +242,116 @@ def test_a_file_graded_before_is_found_by_its_bytes_without_being_read_again(tmp
         cache.file_key(found, settings, own.read_bytes())
     (folder / f"{cache.file_key(found, settings, own.read_bytes())}.file").write_text("../x")
     assert cache.lookup_file(folder, cache.file_key(found, settings, own.read_bytes())) is None
+
+
+# ---------------------------------------------------------------- the other side of the wire
+
+def course_with_its_own_environment(tmp_path):
+    """A copy of this course (the files git tracks, as a fresh clone has them) in an ordinary
+    folder, installed in an interpreter environment of its own as ``make`` installs a course
+    (``pip install -e``): the copy's ``helpers`` and engine are the ones its grader and its
+    kernels import. Third-party packages come from this test's own environment."""
+    import sysconfig
+    top = tmp_path / "copy"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        source = REPO / name
+        if source.is_file() and not source.is_symlink():
+            (top / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, top / name)
+    env = top / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = env / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True).stdout
+    (Path(site.strip()) / "third-party.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+                    "--no-index", "--disable-pip-version-check", "--no-deps",
+                    "--no-build-isolation", "-e", str(top)], check=True, capture_output=True,
+                   timeout=600)
+    return top, python
+
+
+def grade_with_state(top, python, notebook, state):
+    """``python -m autograder grade --state`` in the copy, as an instructor types it; the score."""
+    out = state.parent / "result.json"
+    done = subprocess.run([str(python), "-m", "autograder", "grade", str(notebook), "--assignment",
+                           "02-scoring", "--state", str(state), "--json", str(out),
+                           "--sandbox", sandbox_mode(), "--figures", "off"],
+                          cwd=top, capture_output=True, text=True, timeout=600,
+                          env={"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(top),
+                               "OPENBLAS_NUM_THREADS": "1"})
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    result = json.loads(out.read_text())  # one notebook: one result
+    return result["score"], sorted(p.name for p in state.glob("*.json"))
+
+
+@pytest.mark.slow
+def test_a_helper_changed_after_grading_is_graded_again(tmp_path):
+    """The probe of an instructor who fixes a helper: a perfect 02-scoring notebook graded with
+    --state; then the copy's helpers/scoring.py, which only the kernel imports, made to raise;
+    graded again with the same --state: graded afresh (0), not served from the cache (42).
+    Put back, the first result is found again."""
+    if not confinement.available() and sandbox_mode() != "off":
+        pytest.skip("bubblewrap is not installed")
+    top, python = course_with_its_own_environment(tmp_path)
+    notebook = tmp_path / "class" / "alice" / "02-scoring" / "scoring.ipynb"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text(json.dumps(catalogue.filled_notebook(COURSE.assignment("02-scoring"))))
+    state = tmp_path / "state"
+    first, kept = grade_with_state(top, python, notebook, state)
+    assert first == 42 and len(kept) == 1
+    helper = top / "src" / "helpers" / "scoring.py"
+    original = helper.read_text()
+    helper.write_text("raise RuntimeError('a helper broken on purpose')\n" + original)
+    stamp = (state / kept[0]).stat().st_mtime_ns
+    broken, _ = grade_with_state(top, python, notebook, state)
+    assert broken == 0  # graded afresh: the helper's failure, not the kept 42
+    helper.write_text(original)
+    assert grade_with_state(top, python, notebook, state)[0] == 42
+    assert (state / kept[0]).stat().st_mtime_ns == stamp  # the first result, found again
+
+
+def test_a_changed_byte_in_any_file_the_kernel_imports_misses_the_cache(tmp_path):
+    """Every file of the course's learner packages, where the kernel imports them from, changed
+    by one byte, changes the key; so does the release notebook's import of another module."""
+    top, python = course_with_its_own_environment(tmp_path)
+    done = subprocess.run([str(python), "-c", textwrap.dedent("""
+        import json, sys
+        from autograder.engine import cache
+        from autograder.engine.assignment import Course
+        from autograder.engine.options import Options
+        assignment = Course.from_root(sys.argv[1]).assignment("02-scoring")
+        submitted = json.loads(assignment.release.read_text())
+        key = cache.content_key(assignment, Options(), submitted)
+        files = cache.package_files(assignment.course.learner_packages)
+        missed = []
+        for path in files:
+            original = path.read_bytes()
+            path.write_bytes(original + b" ")
+            if cache.content_key(assignment, Options(), submitted) == key:
+                missed.append(str(path))
+            path.write_bytes(original)
+        print(json.dumps({"files": [str(p) for p in files], "missed": missed,
+                          "again": cache.content_key(assignment, Options(), submitted) == key}))
+        """), str(top)], capture_output=True, text=True, cwd=top, timeout=600,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(top)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(found["files"]) > 10
+    assert all(f.startswith(str(top / "src" / "helpers")) for f in found["files"])
+    assert found["missed"] == [] and found["again"]
+
+
+def test_the_confinement_in_force_is_in_the_key(monkeypatch):
+    """``--sandbox auto`` grades in bubblewrap on one machine and with limits only on another:
+    the key names what is in force, not the word auto."""
+    found = COURSE.assignment(ASSIGNMENT)
+    submitted = json.loads(found.release.read_text())
+    monkeypatch.setattr(Options, "confinement", lambda self: confinement.BUBBLEWRAP)
+    sandboxed = cache.content_key(found, Options(), submitted)
+    monkeypatch.setattr(Options, "confinement", lambda self: confinement.LIMITS)
+    assert cache.content_key(found, Options(), submitted) != sandboxed
+    assert cache.file_key(found, Options(), b"x") != cache.file_key(
+        found, Options(sandbox="off"), b"y")

@@ -237,6 +237,7 @@ class FloodingClient:
                 "content": {"name": "stdout", "text": "x"}}
 
     get_msg = get_shell_msg  # as the session's own iopub channel
+    get_stdin_msg = get_shell_msg  # questions of stand-ins, none of this call's
 
     class session:  # the client's session makes each request's message
         @staticmethod
@@ -274,7 +275,7 @@ def timed(action):
 def test_every_loop_that_reads_the_kernel_ends_while_it_floods(flooded_session):
     session = flooded_session
     far = time.monotonic() + 600
-    for channel in ("iopub", "shell"):
+    for channel in ("iopub", "shell", "stdin"):
         assert timed(lambda: session._drain(channel, far))[1] < 2 * 0.5 + 1
     replied, seconds = timed(lambda: session._replied("this cell", far))
     assert replied is False and seconds < 2 * 0.5 + 1
