@@ -126,6 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+HOST_FAULT = 6  # exit status: some notebooks were not graded through a fault of this machine
+
+
+def host_faults(error: Any) -> int:
+    """Tell the instructor which notebooks were not graded because their kernel could not be
+    started here, and why; nothing was recorded for them."""
+    print(f"error: {len(error.faults)} notebook(s) were not graded: the learner's kernel could "
+          f"not be started on this machine, before any of their code ran. No grade was recorded "
+          f"for them; fix the cause and run the same command again:", file=sys.stderr)
+    print("\n".join(error.lines()), file=sys.stderr)
+    return HOST_FAULT
+
+
 def state_full(error: OSError) -> int:
     print(f"error: grading stopped: {error.strerror}. Every result already kept there is "
           f"intact; free some space and run the same command again to grade the rest.",
@@ -136,11 +149,15 @@ def state_full(error: OSError) -> int:
 def autograde_command(args: argparse.Namespace, course: Course) -> int:
     from .course.formats import flag_lines
     from .course.instructor import GradebookBusy, RecordingFailed, autograde, refusals
+    from .engine.batch import HostFaults
     from .engine.cache import StateFull
     assignment = course.assignment(args.assignment)
+    faulted: HostFaults | None = None
     try:
         results = autograde(assignment, args.jobs, students=args.student,
                             options=options.from_arguments(args), lock_wait=args.lock_wait)
+    except HostFaults as error:  # the others were graded and recorded
+        faulted, results = error, error.results
     except StateFull as error:
         return state_full(error)
     except GradebookBusy as error:
@@ -162,24 +179,29 @@ def autograde_command(args: argparse.Namespace, course: Course) -> int:
     if flagged:
         print("flagged for review (code that patches modules or names the grader's agent):")
         print("\n".join(flagged))
-    return 0
+    return host_faults(faulted) if faulted is not None else 0
 
 
 def grade_command(args: argparse.Namespace, course: Course) -> int:
     from .course.formats import table, write_csv
-    from .engine.batch import grade_many
+    from .engine.batch import HostFaults, grade_many
     from .engine.cache import StateFull, write_atomically
     from .engine.result import gradescope_results
     from .sandbox.confinement import SandboxUnavailable
     target = course.assignment(args.assignment) if args.assignment else course
+    faulted: HostFaults | None = None
     try:
         results = grade_many([Path(p) for p in args.notebooks], target,
                              options.from_arguments(args), args.jobs, args.state, progress=True)
+    except HostFaults as error:  # the others were graded: their results are written below
+        faulted, results = error, error.results
     except SandboxUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except StateFull as error:
         return state_full(error)
+    if faulted is not None and not results:  # nothing graded: nothing written
+        return host_faults(faulted)
     payload = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
     if args.json == "-":
         json.dump(payload, sys.stdout, indent=2)
@@ -191,9 +213,9 @@ def grade_command(args: argparse.Namespace, course: Course) -> int:
             gradescope_results(results, args.visibility), indent=2) + "\n")
     if args.csv:
         write_csv(results, args.csv)
-    if args.json != "-":
+    if args.json != "-" and results:
         print(table(results))
-    return 0
+    return host_faults(faulted) if faulted is not None else 0
 
 
 if __name__ == "__main__":

@@ -228,9 +228,12 @@ def python_layout(executable: str | None = None, show: tuple[str, ...] = (),
     (isolated mode: no current folder, no PYTHONPATH, no user site): its executable, standard
     library and site-packages, and where the packages in ``show`` (to mount) and ``hide`` (to
     cover) are installed."""
-    done = subprocess.run([executable or interpreter(), "-I", "-c", PROBE, json.dumps(show),
-                           json.dumps(hide)], capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, timeout=60)
+    try:
+        done = subprocess.run([executable or interpreter(), "-I", "-c", PROBE, json.dumps(show),
+                               json.dumps(hide)], capture_output=True, text=True,
+                              env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, timeout=60)
+    except (OSError, subprocess.SubprocessError) as error:  # no interpreter there, or it hung
+        raise SandboxUnavailable(f"could not inspect the interpreter: {error}") from None
     if done.returncode != 0:
         raise SandboxUnavailable(f"could not inspect the interpreter: {done.stderr[-500:]}")
     layout: dict[str, Any] = json.loads(done.stdout)
