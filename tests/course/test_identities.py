@@ -637,6 +637,33 @@ def test_markdown_text_renders_as_exactly_its_text():
         assert spaced(text) == spaced(sample), (sample, rendered)
 
 
+def test_a_code_span_reads_as_its_text_in_a_file_and_renders_as_nothing_else():
+    """The instructor's report.md gives learner-derived text (flags) as code spans: read as a
+    plain file it carries no backslash escapes or entities, and rendered it is the text, never
+    markup."""
+    import random
+    import re
+    from html import unescape
+    generator = random.Random(1)
+    alphabet = "ab <>&\"'`*_[]()!#|\\~-+.=:/\n$%{}^@;,?"
+    samples = ["the cell that defines `row_normalize` assigns numpy.allclose",
+               "<img src=x onerror=alert(1)>", "``", "`", "[x](javascript:alert(1))", "**b**"]
+    samples += ["".join(generator.choice(alphabet) for _ in range(40)) for _ in range(300)]
+    for sample in samples:
+        span = sanitize.code_span(sample)
+        flat = " ".join(sample.split())
+        if not flat:
+            assert span == ""
+            continue
+        assert flat in span and "\\(" not in span.replace(flat, "")  # the text itself, unescaped
+        rendered = html_of_markdown(span)
+        assert "<img" not in rendered and "<a " not in rendered and "<em>" not in rendered
+        inner = re.fullmatch(r"<p><code>(.*)</code></p>\n?", rendered, re.S)
+        assert inner, (sample, rendered)
+        assert unescape(inner.group(1)).strip() == flat.strip(), (sample, rendered)
+    assert len(sanitize.code_span("x" * 10_000)) < 420
+
+
 def test_the_course_own_markdown_renders_the_same_once_sanitised():
     """Every markdown cell of every released notebook (hints in <details>, tables, math) gives
     the same HTML with the sanitiser as without, but for headings' anchor ids."""
