@@ -282,7 +282,12 @@ def test_a_cell_is_named_as_a_learner_finds_it():
     assert cell_label(notebook, 2) == "a cell under 'Step 2 · Attend'"
     assert cell_label(notebook, 3) == "the cell that defines `attend`"
     assert cell_label(notebook, 4) == "the check of `attend`"
-    assert cell_label({"cells": notebook["cells"][1:]}, 1) == "code cell 1"
+    # nothing above names it: its first line does (JupyterLab shows no numbers)
+    assert cell_label({"cells": notebook["cells"][1:]}, 1) == "the cell beginning 'x = 1'"
+    long = {"cells": [{"cell_type": "code", "source": "\n\n  " + "z" * 100 + "\nmore"}]}
+    assert cell_label(long, 1) == "the cell beginning '" + "z" * 60 + "...'"
+    # only an empty cell, which cannot raise anything, is left with its number
+    assert cell_label({"cells": [{"cell_type": "code", "source": ""}]}, 1) == "code cell 1"
 
 
 @pytest.mark.slow
