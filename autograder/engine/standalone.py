@@ -36,15 +36,15 @@ PLUGIN_NAME = "hidden-suite-standalone"
 @functools.lru_cache(maxsize=None)
 def course_of(folder: Path) -> Course:
     """The course whose suites folder holds ``folder`` (a suite's folder): the nearest folder
-    above with a ``pyproject.toml`` whose layout puts its suites around ``folder``."""
+    above whose layout (its ``pyproject.toml``'s ``[tool.autograder]``, or the defaults) puts
+    its suites around ``folder``."""
     folder = folder.resolve()
     for root in folder.parents:
-        if (root / LAYOUT_FILE).is_file():
-            course = Course.from_root(root)
-            if folder == course.suites_folder or course.suites_folder in folder.parents:
-                return course
-    raise pytest.UsageError(f"{folder} is not in the suites folder of any course (no "
-                            f"{LAYOUT_FILE} above it names it in [tool.autograder])")
+        course = Course.from_root(root)
+        if folder == course.suites_folder or course.suites_folder in folder.parents:
+            return course
+    raise pytest.UsageError(f"{folder} is not in the suites folder of any course (no folder "
+                            f"above it lays its suites out there, by {LAYOUT_FILE} or by default)")
 
 
 def assignment_of(path: Path) -> Assignment:
