@@ -3,6 +3,7 @@
 #   make instructor-lab  JupyterLab with nbgrader's instructor tools: formgrader, Create Assignment
 #   make demo            release, grade a sample class and print the grade table (instructors)
 #   make test            everything the project checks (maintainers, CI)
+#   make check           the fast tier, for the inner loop: layers, types, suites, notebooks' structure
 #   make claims          every direction a notebook states, over a sweep of ten or more seeds
 #
 # PYTHON=python3.12 builds .venv with another interpreter (3.11 to 3.14); VENV=/path/to/env installs
@@ -27,10 +28,10 @@ ASSIGNMENTS := $(notdir $(wildcard solutions/*))
 # nbgrader calls `alembic` by name: the environment's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab instructor-lab axe demo test claims release bench lock clean help hub-env wheelhouse
+.PHONY: lab instructor-lab axe demo test check claims release bench lock clean help hub-env wheelhouse
 
 help:
-	@sed -n '2,7p' Makefile
+	@sed -n '2,8p' Makefile | sed '/^#$$/d'
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -102,6 +103,14 @@ axe:
 
 test: $(DEV_STAMP) axe
 	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
+
+# The inner loop's tier (a few minutes): the engine's floors and types, every suite against its
+# catalogue (mutants lose points, alternatives keep them), the wire, and the notebooks' structure.
+# No notebook is run, no class graded: make test does that.
+CHECK := tests/test_engine_design.py tests/engine/test_suites.py tests/engine/test_suite_kit.py \
+	tests/engine/test_wire.py tests/engine/test_catalogue.py tests/assignments/test_notebooks.py
+check: $(DEV_STAMP)
+	$(BIN)/python -m pytest -n 2 -m "not slow" -q $(CHECK)
 
 release: $(STAMP)
 	$(BIN)/python -m autograder release $(ASSIGNMENTS)

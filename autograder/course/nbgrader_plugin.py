@@ -45,7 +45,7 @@ from ..engine.result import Result, TestResult
 from ..sandbox import lifetime
 
 FLAGS, ERRORS = "autograder_flags", "autograder_errors"  # in an autograded notebook's metadata
-SANDBOX_VARIABLE = "ATTENTION_COURSE_SANDBOX"  # the sandbox setting's default, for the tests
+SANDBOX_VARIABLE = "SANDBOX"  # $AUTOGRADER_SANDBOX: the sandbox setting's default, for the tests
 
 
 def feedback_markdown(exercise: str, tests: list[TestResult]) -> str:
@@ -126,7 +126,7 @@ def settings_traits() -> dict[str, TraitType[Any, Any]]:
     for setting in options.settings():
         default = setting.default
         if setting.name == "sandbox":
-            default = os.environ.get(SANDBOX_VARIABLE, default)
+            default = folders.environment(SANDBOX_VARIABLE) or default
         if setting.choices:
             trait: TraitType[Any, Any] = Enum(setting.choices, default_value=default,
                                               help=setting.help)

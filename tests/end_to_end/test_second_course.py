@@ -102,7 +102,7 @@ def test_nbgrader_and_the_engines_autograde_grade_it_into_its_gradebook(course, 
     paths = submissions(course, state / "submitted")
     expected = {"alice": FULL, "bob": 0.0, "carol": FULL, "dan": 0.0}
     instructor.nbgrader("autograde", ASSIGNMENT, state=state, cwd=course.root,
-                        env_extra={"ATTENTION_COURSE_SANDBOX": sandbox_mode()})
+                        env_extra={"AUTOGRADER_SANDBOX": sandbox_mode()})
     with Gradebook(f"sqlite:///{state / 'gradebook.db'}") as book:
         assert {s: book.find_submission(ASSIGNMENT, s).score for s in paths} == expected
     # the engine's parallel autograde, recording with the course's own nbgrader step
