@@ -340,3 +340,25 @@ def test_the_docs_check_finds_a_moved_module_and_a_dangling_link():
     assert links == ["../curriculum"]
     assert not (REPO / paths[0]).exists() and not is_module(modules[0])
     assert not (REPO / "docs" / links[0]).exists()
+
+
+def test_every_module_a_docstring_or_comment_names_exists():
+    """Modules named in the package's own text (``autograder.course.identity``, ``python -m
+    autograder.course.nbgrader_launch``) are today's: a move leaves no stale name behind."""
+    import importlib.util
+    stale = []
+    for path in sorted((REPO / "autograder").rglob("*.py")) + sorted((REPO / "src").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for name in set(re.findall(r"(?<![\w/.-])autograder(?:\.[a-z_]+)+", text)):
+            parts = name.split(".")
+            found = next((k for k in range(len(parts), 0, -1)
+                          if importlib.util.find_spec(".".join(parts[:k])) is not None), 0)
+            if found < 2 or found < len(parts) - 1:  # a module, or a module's attribute
+                stale.append((path.relative_to(REPO).as_posix(), name))
+    assert stale == [], stale
+
+
+def test_the_stale_module_check_catches_a_moved_module():
+    import importlib.util
+    assert importlib.util.find_spec("autograder.identity") is None
+    assert importlib.util.find_spec("autograder.course.identity") is not None

@@ -315,7 +315,7 @@ AUTOGRADE_STEPS = [HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor,
 
 def configure(c: Any) -> None:
     """Make ``nbgrader autograde`` use the hidden suites, ``nbgrader collect`` check what it
-    takes (:mod:`autograder.exchange`), ``nbgrader export`` quote its CSV and every HTML page
+    takes (:mod:`autograder.course.exchange`), ``nbgrader export`` quote its CSV and every HTML page
     nbgrader renders sanitise learner content (called from nbgrader_config.py)."""
     c.ExchangeFactory.collect = "autograder.course.exchange.SafeCollect"
     c.ExportApp.plugin_class = "autograder.course.export.QuotedCsvExport"

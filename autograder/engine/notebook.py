@@ -1,7 +1,7 @@
 """Read a submitted notebook defensively and put back what the learner may not change.
 
 A submission is untrusted JSON. :func:`read_submission` parses it and flags its code
-(:mod:`autograder.flags`) in a child process of its own, bounded in memory and CPU time, and
+(:mod:`autograder.engine.flags`) in a child process of its own, bounded in memory and CPU time, and
 returns only a canonical notebook (cell types, sources, nbgrader's cell metadata, the figures of
 the demonstration cells within the notebook's budget of outputs), whose parse in the grader costs
 little more than its size; JSON such as ``[{},{},...]`` or a cell of ``[a,a,...]`` exhausts that
