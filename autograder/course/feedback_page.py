@@ -8,6 +8,11 @@ nbgrader's formgrader asks for, and registers the filter it uses:
   :mod:`autograder.course.mathml`, made by :class:`autograder.course.sanitize.SafeMarkdown`), underlined links;
 - ``graded_part_name``: what the page's index calls a graded cell: the function a check cell
   grades, or the written answer's name, never nbgrader's "Test cell" six times over.
+
+The formgrader's grading page ("formgrade") stays nbgrader's but for one macro: the course's
+``formgrade/mathjax.html.j2`` loads no MathJax from a public CDN (formulas are MathML there too)
+and tells nbgrader's script, which waits for MathJax's startup, that it has ended, so the grading
+shortcuts work with no network.
 """
 import os
 import re
@@ -77,8 +82,8 @@ def score_story_of(nb):
 
 
 def configure(c):
-    """Both template folders, the course's first (the formgrader's own page, "formgrade", is
-    only in nbgrader's and unchanged); the grades read with what is pending."""
+    """Both template folders, the course's first (of the formgrader's own page, "formgrade",
+    only its mathjax macro is the course's); the grades read with what is pending."""
     c.GenerateFeedback.preprocessors = [GradesWithPending, CSSHTMLHeaderPreprocessor]
     c.HTMLExporter.extra_template_basedirs = [TEMPLATES, NBGRADER_TEMPLATES]
     c.HTMLExporter.filters.update({

@@ -134,3 +134,54 @@ def test_in_a_kernel_a_figure_shows_as_an_image_with_its_description():
         assert "image/png" not in shown["data"]
     finally:
         InteractiveShell.clear_instance()
+
+
+FIGURE_CELL = """
+import matplotlib.figure
+from IPython.display import display
+shown = get_ipython().display_formatter.ipython_display_formatter.lookup_by_type(
+    matplotlib.figure.Figure)
+print(type(get_ipython().kernel).__module__, shown.__module__ + "." + shown.__qualname__)
+figure = matplotlib.figure.Figure()
+figure.add_subplot().plot([1, 2, 3], [3, 1, 2])
+figure.axes[0].set_title("three points")
+display(figure)
+"""
+
+
+def run_in_kernel(kernel_name, code):
+    """What a kernel of this name (found through JUPYTER_PATH) prints and displays for ``code``."""
+    from jupyter_client.manager import start_new_kernel
+    manager, client = start_new_kernel(kernel_name=kernel_name, startup_timeout=120)
+    outputs = []
+    try:
+        reply = client.execute_interactive(code, timeout=120, output_hook=outputs.append)
+        assert reply["content"]["status"] == "ok", reply["content"]
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    printed = "".join(o["content"]["text"] for o in outputs if o["msg_type"] == "stream")
+    shown = [o["content"]["data"] for o in outputs if o["msg_type"] == "display_data"]
+    return printed, shown
+
+
+@pytest.mark.parametrize("kernel", ["course", "stock"])
+def test_a_kernel_shows_figures_in_words_from_its_first_cell(kernel, monkeypatch):
+    """The course's kernel (learner/jupyter, as `make lab` and the hub find it) shows figures with
+    their description before the notebook imports anything: it imports ``helpers`` itself before
+    its shell exists, so that import alone would register nothing. IPython's stock kernel (nbclient,
+    a hub without the course's kernel) does it once the notebook imports ``helpers``."""
+    from support import REPO
+    if kernel == "course":
+        monkeypatch.setenv("JUPYTER_PATH", str(REPO / "learner" / "jupyter"))
+        code = FIGURE_CELL
+    else:
+        monkeypatch.delenv("JUPYTER_PATH", raising=False)
+        code = "import helpers\n" + FIGURE_CELL
+    printed, [shown] = run_in_kernel("python3", code)
+    module = "helpers.kernel" if kernel == "course" else "ipykernel.ipkernel"
+    assert printed.split() == [module, "helpers.plots._show_figure"]
+    assert shown["text/plain"] == "Figure. three points: 1 unlabelled line.", shown["text/plain"]
+    assert shown["text/html"].startswith('<img src="data:image/png;base64,iVBOR')
+    assert shown["text/html"].endswith(' alt="Figure. three points: 1 unlabelled line.">')
+    assert "image/png" not in shown

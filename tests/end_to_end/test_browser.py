@@ -207,18 +207,37 @@ def test_instructor_sees_the_graded_class_in_the_formgrader(browser, tmp_path):
 
 
 def written_answers_render_their_formulas(page, url, state, summary, folder):
-    """The formgrader's page of a submission, where written answers are graded by hand: its
-    formulas are MathML on screen (no MathJax from a CDN needed) and no TeX is left as text."""
+    """The formgrader's page of a submission, where written answers are graded by hand, with
+    every request to another host refused: its formulas are MathML on screen (no MathJax from a
+    CDN needed) and no TeX is left as text; nothing is asked of another host, nothing fails in
+    the console, and the grading shortcuts work (Tab to the next score box, Ctrl-Shift-F flags
+    the submission, Ctrl-. opens the next one)."""
     from nbgrader.api import Gradebook
     assignment = next(a for a in demo.assignments(COURSE)
                       if any(c["cell_type"] == "markdown" and "$" in "".join(c["source"])
                              for c in json.loads(
                                  COURSE.assignment(a).release.read_text())["cells"]))
     notebook = COURSE.assignment(assignment).release.stem
+
+    def flagged():
+        with Gradebook(f"sqlite:///{state / 'gradebook.db'}") as book:
+            return book.find_submission_notebook_by_id(submission).flagged
+
     with Gradebook(f"sqlite:///{state / 'gradebook.db'}") as book:
         submission = book.find_submission_notebook(notebook, assignment, "learner01").id
-    page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(url)
-               else route.continue_())
+    outside, errors = [], []
+
+    def refuse_other_hosts(route):
+        if route.request.url.startswith(url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", refuse_other_hosts)
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error"
+            else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{url}/formgrader/submissions/{submission}/?token={TOKEN}")
     page.wait_for_selector("math", timeout=60_000)
     sizes = page.evaluate("""() => [...document.querySelectorAll('math')].map(m => {
@@ -227,6 +246,28 @@ def written_answers_render_their_formulas(page, url, state, summary, folder):
     text = page.inner_text("body")
     assert not re.search(r"\$\\[a-zA-Z]+", text), "TeX is left as text in the formgrader"
     page.screenshot(path=str(folder / "instructor-formgrade-math.png"))
+
+    # formgrade.js has set itself up (its shortcuts) and selected the first score box
+    page.wait_for_function("window.formgrader && formgrader.loaded && MathJax.loaded === true",
+                           timeout=60_000)
+    page.wait_for_function("document.activeElement.classList.contains('tabbable')",
+                           timeout=60_000)
+    first = page.evaluate("[...document.querySelectorAll('.tabbable')]"
+                          ".indexOf(document.activeElement)")
+    page.keyboard.press("Tab")
+    page.wait_for_function(f"[...document.querySelectorAll('.tabbable')]"
+                           f".indexOf(document.activeElement) === {first + 1}", timeout=30_000)
+    before = flagged()
+    page.keyboard.press("Control+Shift+F")
+    page.wait_for_selector("#statusmessage:has-text('Submission %s')"
+                           % ("unflagged" if before else "flagged"), timeout=30_000)
+    assert flagged() is (not before)
+    page.keyboard.press("Control+.")
+    page.wait_for_url(lambda address: f"/submissions/{submission}/" not in address
+                      and "/formgrader/" in address, timeout=60_000)
+    page.wait_for_load_state("load")
+    assert outside == [], outside
+    assert errors == [], errors
 
 
 # nbgrader's JupyterLab extensions: an instructor's lab has them all, a learner's only these.

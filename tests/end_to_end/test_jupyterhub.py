@@ -14,7 +14,8 @@ and who tries to read what learners must not, fetches and submits through the AP
 collects, autogrades each submission with the formgrader's own action, grades the written answers
 by hand through the API the formgrader's Manual Grading page uses, generates and releases
 feedback; both fetch their feedback, which shows the grader's comment; the doc's command-line
-grading gives the same grades, hand-given points included, in the export. Learners can read
+grading gives the same grades, hand-given points included, in the export. alice's lab opens the
+released notebook unmodified on the course's kernel, and shows her figures with their descriptions. Learners can read
 neither the course, the gradebook nor each other's work, from their servers or from code being
 graded. Every server started is stopped by its process id and every account is removed.
 """
@@ -358,8 +359,57 @@ def browser_fetch_and_submit(hub, shots):
             page.screenshot(path=str(shots / "hub-assignments.png"))
             submit.click()
             page.wait_for_selector("text=submitted", timeout=120_000)
+            opens_on_the_course_kernel(hub, page, shots)
+            shows_figures_in_words(hub, page, shots)
         finally:
             browser.close()
+
+
+def open_notebook(hub, page):
+    """alice opens the assignment's notebook in her lab; its tab, once the kernel is idle."""
+    page.goto(f"{hub.url}/user/{hub.users['alice']}/lab/tree/{ASSIGNMENT}/{NOTEBOOK}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=180_000)
+    page.wait_for_selector(".jp-StatusBar-TextItem:has-text(\"Idle\")", timeout=180_000)
+    tab = page.locator(".lm-DockPanel .lm-TabBar-tab.lm-mod-current")
+    assert NOTEBOOK in tab.inner_text()
+    return tab
+
+
+def opens_on_the_course_kernel(hub, page, shots):
+    """The notebook alice fetched opens unmodified: her server starts the course's kernel (step 3
+    of the doc), whose language is the one the notebook records."""
+    fetched = hub.home("alice") / ASSIGNMENT / NOTEBOOK
+    before = fetched.read_bytes()
+    assert json.loads(before)["metadata"]["kernelspec"]["name"] == "python3"
+    tab = open_notebook(hub, page)
+    page.wait_for_timeout(3000)  # what the kernel's reply changes, it has changed by now
+    page.screenshot(path=str(shots / "hub-learner-opens.png"))
+    assert "jp-mod-dirty" not in (tab.get_attribute("class") or ""), f"{NOTEBOOK} opened modified"
+    status, specs = hub.server("alice", "GET", "/api/kernelspecs")
+    assert status == 200 and specs["default"] == "python3", (status, specs)
+    assert "--IPKernelApp.kernel_class=helpers.kernel.Kernel" in specs["kernelspecs"]["python3"][
+        "spec"]["argv"], specs["kernelspecs"]["python3"]
+    status, sessions = hub.server("alice", "GET", "/api/sessions")
+    assert [s["kernel"]["name"] for s in sessions if s["path"].endswith(NOTEBOOK)] == ["python3"]
+    tab.locator(".lm-TabBar-tabCloseIcon").click()
+    page.wait_for_timeout(1000)
+    assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()
+    assert fetched.read_bytes() == before
+
+
+def shows_figures_in_words(hub, page, shots):
+    """alice's answers, run from her lab's Run menu: each figure is an image whose alt text is the
+    figure in words."""
+    put_notebook(hub, "alice", catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
+    open_notebook(hub, page)
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+    figure = page.locator(".jp-OutputArea-output img").first
+    figure.wait_for(timeout=180_000)
+    figure.scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "hub-learner-figure.png"))
+    assert figure.evaluate("img => img.naturalWidth") > 100
+    assert (figure.get_attribute("alt") or "").startswith("Figure"), figure.get_attribute("alt")
 
 
 def grade_written_answers(hub, given):
@@ -414,7 +464,7 @@ def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
     formgrader(hub, "POST", f"/assignment/{ASSIGNMENT}/release")
 
     # ---------------------------------------------------------------- fetch and submit
-    browser_fetch_and_submit(hub, tmp_path)
+    browser_fetch_and_submit(hub, tmp_path)  # and opens it, then runs her answers, in her lab
     assert len(inbound(hub, "alice")) == 1  # the untouched notebook, submitted from the browser
     time.sleep(1.1)
     put_notebook(hub, "alice", catalogue.filled_notebook(COURSE.assignment(ASSIGNMENT)))
