@@ -38,7 +38,8 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 # Limits (docs/guarantees.md, "Rendering learner text"): a formula longer or deeper than these, or
 # one past its page's budget, is shown as its TeX text
 FORMULA_CHARACTERS = 4000   # the course's longest formula has 300
-FORMULA_DEPTH = 32          # levels of nesting in its TeX or its MathML; the course's deepest has 9
+FORMULA_DEPTH = 32          # levels of groups, \\left and environments in its TeX
+MATHML_DEPTH = 2 * FORMULA_DEPTH + 4  # levels of elements of its MathML; the course's most is 9
 PAGE_FORMULAS = 5000        # formulas converted on one page; a course notebook has at most 320
 PAGE_CHARACTERS = 200_000   # characters of TeX converted on one page; the course's most is 4,690
 PAGE_SECONDS = 20.0         # time converting math (and rendering markdown) on one page
@@ -54,21 +55,25 @@ OVER_BUDGET = "a formula past what one page renders"
 NOT_CONVERTED = "a formula the page could not render"
 
 
+def now():
+    return time.monotonic()
+
+
 class Budget:
     """What is left of one page's math: formulas, characters and time (:data:`PAGE_FORMULAS`,
-    :data:`PAGE_CHARACTERS`, :data:`PAGE_SECONDS`). ``clock`` is :func:`time.monotonic`; the
-    time starts with the first formula asked for."""
+    :data:`PAGE_CHARACTERS`, :data:`PAGE_SECONDS`); the time starts with the page's first
+    markdown cell or formula."""
 
-    def __init__(self, formulas=PAGE_FORMULAS, characters=PAGE_CHARACTERS, seconds=PAGE_SECONDS,
-                 clock=time.monotonic):
-        self.formulas, self.characters, self.seconds = formulas, characters, seconds
-        self.clock, self.deadline = clock, None
+    def __init__(self):
+        self.formulas, self.characters, self.seconds = PAGE_FORMULAS, PAGE_CHARACTERS, PAGE_SECONDS
+        self.deadline = None
 
     def out_of_time(self):
-        now = self.clock()
+        """Whether the page's time is spent (and it starts now if it had not)."""
+        moment = now()
         if self.deadline is None:
-            self.deadline = now + self.seconds
-        return now > self.deadline
+            self.deadline = moment + self.seconds
+        return moment > self.deadline
 
     def take(self, tex):
         """Whether ``tex`` may still be converted on this page (and count it if so)."""
@@ -213,8 +218,8 @@ def formulas(text):
 def to_mathml(tex, display, budget=None):
     """``tex`` (plain text, not HTML) as a cleaned ``<math>`` element and None, or None and the
     reason it stays TeX: longer than :data:`FORMULA_CHARACTERS`, deeper than
-    :data:`FORMULA_DEPTH` (as TeX or as MathML), past the page's ``budget``, or not TeX that
-    latex2mathml reads."""
+    :data:`FORMULA_DEPTH` as TeX or :data:`MATHML_DEPTH` as MathML, past the page's ``budget``,
+    or not TeX that latex2mathml reads."""
     if len(tex) > FORMULA_CHARACTERS:
         return None, TOO_LONG
     if tex_depth(tex) > FORMULA_DEPTH:
@@ -226,7 +231,7 @@ def to_mathml(tex, display, budget=None):
         made = convert(tex, display="block" if display else "inline")
     except Exception:  # latex2mathml raises many kinds on TeX it does not know, and
         return None, NOT_CONVERTED  # RecursionError on what nests deeper than its stack
-    if markup_depth(made) > FORMULA_DEPTH:
+    if markup_depth(made) > MATHML_DEPTH:
         return None, TOO_DEEP
     made = made.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
     return clean_mathml(made), None
