@@ -41,8 +41,8 @@ FORMULA_CHARACTERS = 4000   # the course's longest formula has 300
 FORMULA_DEPTH = 32          # levels of groups, \\left and environments in its TeX
 MATHML_DEPTH = 2 * FORMULA_DEPTH + 4  # levels of elements of its MathML; the course's most is 9
 PAGE_FORMULAS = 5000        # formulas converted on one page; a course notebook has at most 320
-PAGE_CHARACTERS = 200_000   # characters of TeX converted on one page; the course's most is 4,690
-PAGE_SECONDS = 20.0         # time converting math (and rendering markdown) on one page
+PAGE_CHARACTERS = 50_000    # characters of TeX converted on one page; the course's most is 4,690
+PAGE_SECONDS = 10.0         # time rendering markdown and math on one page; the course's < 1
 
 PRIMES = re.compile(r"'+")  # latex2mathml does not read primes
 NAME = re.compile(r"[a-z]+\*?\}")
