@@ -40,8 +40,9 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 FORMULA_CHARACTERS = 4000   # the course's longest formula has 300
 FORMULA_DEPTH = 32          # levels of groups, \\left and environments in its TeX
 MATHML_DEPTH = 2 * FORMULA_DEPTH + 4  # levels of elements of its MathML; the course's most is 9
-PAGE_FORMULAS = 5000        # formulas converted on one page; a course notebook has at most 320
-PAGE_CHARACTERS = 50_000    # characters of TeX converted on one page; the course's most is 4,690
+PAGE_FORMULAS = 3000        # formulas read on one page; a course notebook has at most 320
+PAGE_TAGS = 25_000          # elements its markdown cells make on one page; the course's most: 3,080
+PAGE_CHARACTERS = 20_000    # characters of TeX converted on one page; the course's most is 4,690
 PAGE_SECONDS = 10.0         # time rendering markdown and math on one page; the course's < 1
 
 PRIMES = re.compile(r"'+")  # latex2mathml does not read primes
@@ -60,13 +61,21 @@ def now():
 
 
 class Budget:
-    """What is left of one page's math: formulas, characters and time (:data:`PAGE_FORMULAS`,
-    :data:`PAGE_CHARACTERS`, :data:`PAGE_SECONDS`); the time starts with the page's first
-    markdown cell or formula."""
+    """What is left of one page's markdown and math: formulas, characters of TeX, elements and
+    time (:data:`PAGE_FORMULAS`, :data:`PAGE_CHARACTERS`, :data:`PAGE_TAGS`,
+    :data:`PAGE_SECONDS`); the time starts with the page's first markdown cell or formula."""
 
     def __init__(self):
         self.formulas, self.characters, self.seconds = PAGE_FORMULAS, PAGE_CHARACTERS, PAGE_SECONDS
-        self.deadline = None
+        self.tags, self.deadline = PAGE_TAGS, None
+
+    def take_tags(self, count):
+        """Whether a cell of ``count`` elements may still be shown as rendered (and count it)."""
+        if count > self.tags:
+            self.tags = 0
+            return False
+        self.tags -= count
+        return True
 
     def out_of_time(self):
         """Whether the page's time is spent (and it starts now if it had not)."""
@@ -76,12 +85,14 @@ class Budget:
         return moment > self.deadline
 
     def take(self, tex):
-        """Whether ``tex`` may still be converted on this page (and count it if so)."""
-        if self.formulas < 1 or self.characters < len(tex) or self.out_of_time():
+        """Whether the formula ``tex`` may still be read on this page (and count it if so): each
+        counts as one formula, and as its characters if it is short enough to be converted."""
+        characters = len(tex) if len(tex) <= FORMULA_CHARACTERS else 0
+        if self.formulas < 1 or self.characters < characters or self.out_of_time():
             self.formulas = 0  # once over, every later formula of the page stays TeX
             return False
         self.formulas -= 1
-        self.characters -= len(tex)
+        self.characters -= characters
         return True
 
 
@@ -220,12 +231,12 @@ def to_mathml(tex, display, budget=None):
     reason it stays TeX: longer than :data:`FORMULA_CHARACTERS`, deeper than
     :data:`FORMULA_DEPTH` as TeX or :data:`MATHML_DEPTH` as MathML, past the page's ``budget``,
     or not TeX that latex2mathml reads."""
+    if budget is not None and not budget.take(tex):
+        return None, OVER_BUDGET
     if len(tex) > FORMULA_CHARACTERS:
         return None, TOO_LONG
     if tex_depth(tex) > FORMULA_DEPTH:
         return None, TOO_DEEP
-    if budget is not None and not budget.take(tex):
-        return None, OVER_BUDGET
     tex = PRIMES.sub(lambda m: "^{" + r"\prime" * len(m.group(0)) + "}", tex)  # f'' -> f^{..}
     try:
         made = convert(tex, display="block" if display else "inline")
@@ -253,7 +264,9 @@ def _math_in(text, budget):
     out, position = [], 0
     for start, end, tex, display in formulas(text):
         made, reason = to_mathml(html.unescape(tex), display, budget)
-        out += [text[position:start], made if made is not None else as_tex(text[start:end], reason)]
+        if made is None:  # past the budget, a formula is left as the text it is: no element
+            made = text[start:end] if reason == OVER_BUDGET else as_tex(text[start:end], reason)
+        out += [text[position:start], made]
         position = end
     out.append(text[position:])
     return "".join(out)

@@ -55,11 +55,15 @@ IMAGE_URL = re.compile(r"data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*
 SHOWN = {"text/plain", "text/html", "text/markdown", "text/latex", "image/png", "image/jpeg",
          "image/svg+xml"}
 
-CELL_CHARACTERS = 200_000  # a markdown cell rendered; the course's longest has a few thousand
-CELL_TAGS = 2000           # tags in one cell's HTML (cleaning nested tags grows with their square)
+CELL_CHARACTERS = 50_000   # a markdown cell rendered; the course's longest has 6,214
+CELL_TAGS = 2000           # tags in one cell's HTML (cleaning nested tags grows with their square);
+FORMATTING_TAGS = 400      # of them formatting tags (b, i, a...), the square's worst; course's: 40
 HTML_DEPTH = 100           # levels of elements in one cell's HTML, formulas included
 HIGHLIGHTED = 20_000       # characters of a code cell highlighted, cut at a line's end
 TAG_START = re.compile(r"</?[A-Za-z]")
+ELEMENT = re.compile(r"<[A-Za-z]")
+FORMATTING = re.compile(r"<(?:a|b|big|code|em|font|i|nobr|s|small|strike|strong|tt|u)[\s/>]",
+                        re.IGNORECASE)
 # formulas and the openings of nbconvert's math patterns, held out of markdown (see protect)
 HELD = re.compile("(?:\uE000|&#57344;|&#x[eE]000;)([0-9]+)(?:\uE001|&#57345;|&#x[eE]001;)"
                   "|%EE%80%80([0-9]+)%EE%80%81")  # as written, as an entity, in a URL
@@ -141,6 +145,14 @@ def restore(markup, held):
     return HELD.sub(back, markup)
 
 
+def too_many_tags(markup):
+    """Whether ``markup`` has more tags than :data:`CELL_TAGS`, or formatting tags than
+    :data:`FORMATTING_TAGS`, for cleaning it to take little time (an upper bound: each tag
+    html5lib reads starts with one of these)."""
+    return (len(TAG_START.findall(markup)) > CELL_TAGS
+            or len(FORMATTING.findall(markup)) > FORMATTING_TAGS)
+
+
 def as_text(source, reason):
     """A learner's cell shown as the text it is, with why."""
     return f'<pre class="learner-text" title="{html.escape(reason)}">{html.escape(source)}</pre>'
@@ -202,11 +214,13 @@ class SafeMarkdown(LoggingConfigurable):
         except Exception:  # nbconvert's heading anchors recurse once per level of a heading's
             return as_text(source, "a cell the page could not render")  # tags, and more
 
-        if len(TAG_START.findall(made)) > CELL_TAGS:
+        if too_many_tags(made):
             return as_text(source, "a cell with more tags than the page renders")
         made = mathml.render_math(restore(clean_html(made), held), budget)
         if mathml.markup_depth(made) > HTML_DEPTH:
             return as_text(source, "a cell nested deeper than the page renders")
+        if not budget.take_tags(len(ELEMENT.findall(made))):
+            return as_text(source, "a cell past what its page renders")
         return made
 
     def markdown(self, context, source):
@@ -216,13 +230,23 @@ class SafeMarkdown(LoggingConfigurable):
         cell = context.get("cell") or {}
         resources = context.get("resources")
         metadata = resources.get("metadata") if isinstance(resources, dict) else None
-        renderer = IPythonRenderer(
+        renderer = BoundedRenderer(
             escape=False, attachments=Attachments(cell.get("attachments")),
             embed_images=exporter.embed_images,
             path=metadata.get("path", "") if isinstance(metadata, dict) else "",
             anchor_link_text=exporter.anchor_link_text,
             exclude_anchor_links=exporter.exclude_anchor_links, **exporter.lexer_options)
         return MarkdownWithMath(renderer=renderer).render(source)
+
+
+class BoundedRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer, whose fenced code longer than :data:`HIGHLIGHTED` is shown
+    plain rather than highlighted."""
+
+    def block_code(self, code, info=None):
+        if len(code) > HIGHLIGHTED:
+            return f"<pre><code>{html.escape(code)}</code></pre>\n"
+        return super().block_code(code, info)
 
 
 class SafeHighlight(Highlight2HTML):
@@ -292,7 +316,7 @@ class SafeOutputs(Preprocessor):
                     (mime in ("image/png", "image/jpeg") and not BASE64.match(value)):
                 left_out.append(mime)
             elif mime == "text/html":
-                made = clean_html(value) if len(TAG_START.findall(value)) <= CELL_TAGS else None
+                made = None if too_many_tags(value) else clean_html(value)
                 if made is None or mathml.markup_depth(made) > HTML_DEPTH:
                     left_out.append(mime)
                 else:
