@@ -11,6 +11,7 @@ most 6 times the time: the patterns these replace cost 14 to 25 times), never as
 import gc
 import html
 import re
+import statistics
 import time
 from pathlib import Path
 
@@ -64,12 +65,10 @@ def both(cells):
     return {template: page(cells, template) for template in TEMPLATES}
 
 
-def seconds(make, n):
-    """The time of rendering the markdown cell ``make(n)`` with the pages' markdown filter (what
-    both templates call for each cell), on a page of its own: the least of three measures, each
-    the mean of as many renderings as take at least a tenth of a second (a shared machine's noise
-    is small beside that). The cell must be rendered (not shown as text for a limit) and within
-    the page's budget."""
+def renderer(make, n):
+    """A function rendering the markdown cell ``make(n)`` with the pages' markdown filter (what
+    both templates call for each cell), on a page of its own; the cell is checked to be rendered
+    (not shown as text for a limit) and within the page's budget."""
     environment = exporter("formgrade").environment
     render = environment.filters["markdown2html"]
     assert isinstance(render, sanitize.SafeMarkdown)
@@ -79,24 +78,27 @@ def seconds(make, n):
     def once():
         context = environment.from_string("").new_context({"resources": {}, "cell": {}})
         return render(context, source)
-    made, best = once(), float("inf")
+    made = once()
     assert 'class="learner-text"' not in made and mathml.OVER_BUDGET not in made, made[:200]
+    return once
+
+
+def seconds(once):
+    """The mean time of as many renderings as take a tenth of a second."""
     gc.collect()
-    gc.disable()  # the collector's passes grow with the heap: the patterns' cost is measured
-    try:
-        for _ in range(3):
-            count, started = 0, time.perf_counter()
-            while not count or time.perf_counter() - started < 0.1:
-                once()
-                count += 1
-            best = min(best, (time.perf_counter() - started) / count)
-    finally:
-        gc.enable()
-    return best
+    count, started = 0, time.perf_counter()
+    while not count or time.perf_counter() - started < 0.1:
+        once()
+        count += 1
+    return (time.perf_counter() - started) / count
 
 
 def assert_linear(make, n):
-    small, large = seconds(make, n), seconds(make, 4 * n)
+    """Four times the input costs at most six times the time: the medians of five measures of
+    each size, taken in turn (so a busy moment of a shared machine weighs on both)."""
+    small, large = renderer(make, n), renderer(make, 4 * n)
+    times = [(seconds(small), seconds(large)) for _ in range(5)]
+    small, large = (statistics.median(t) for t in zip(*times))
     print(f"[linear] {len(make(n))} and {len(make(4 * n))} characters: {small:.4f} s and "
           f"{large:.4f} s, {large / small:.1f} times")
     assert large <= 6 * small, f"4 times the input took {large / small:.1f} times as long"
