@@ -367,3 +367,21 @@ def test_the_course_own_formulas_in_markdown_still_render():
                  "Money: \\$5 and \\$6; code `$x$` and a [link](https://example.org)."])
     assert made.count("<math") == 3 and "<code>$x$</code>" in made
     assert "$5 and $6" in made and "<em>" not in made
+
+
+# ------------------------------------------------------- the formgrader as nbgrader_config.py sets it
+def test_the_formgraders_own_configuration_renders_every_attack(tmp_path):
+    """The formgrader's page made in a process of its own from the course's nbgrader_config.py,
+    as the formgrader's handler makes it: a submission holding each attack above renders."""
+    from support import formgrader_pages
+    cells = [answer(source) for source, _ in MIXED.values()]
+    cells += [answer("$" + "\\frac{" * 150 + "x" + "}{y}" * 150 + "$"),
+              answer("<div>" + "\\begin{a}x " * 24_000 + "</div>"),
+              answer("\\\\(" * 16_000), answer("![gone](attachment:gone.png)"),
+              answer("<div>" * 300 + "deep" + "</div>" * 300),
+              nbformat.v4.new_code_cell("x = 1\n" * 100_000)]
+    path = tmp_path / "attacks.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), str(path))
+    [(seconds, characters)] = formgrader_pages([path]).values()
+    print(f"[formgrader] the page of every attack: {seconds:.1f} s")
+    assert characters > 600_000  # the page, with the code cell whole
