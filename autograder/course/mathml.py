@@ -14,6 +14,13 @@ nbconvert's markdown reads them) and ``\\begin{env}...\\end{env}`` in text, neve
 :data:`TAGS` and :data:`ATTRIBUTES`, MathML's presentation elements with no link, style or event
 handler, because the TeX can be a learner's. A formula that cannot be converted stays as its TeX,
 in a ``<code>`` with a title saying so; nothing is lost.
+
+The TeX and the HTML are a learner's, so reading them is bounded (docs/guarantees.md, "Rendering
+learner text"): formulas and tags are found by scanners that read each character a bounded number
+of times (:func:`formulas`, :func:`tags`; the lazy patterns they replace rescanned the rest of the
+text from every unclosed ``\\begin``); a formula longer than :data:`FORMULA_CHARACTERS` or
+deeper than :data:`FORMULA_DEPTH` (TeX) or :data:`MATHML_DEPTH` (MathML) stays as its TeX; and a
+page's :class:`Budget` of formulas, characters and time, once spent, leaves the rest as text.
 """
 import bisect
 import html

@@ -22,10 +22,11 @@ no URL but http(s), mailto and page links, and ``data:`` images.
 
 Rendering is bounded (docs/guarantees.md, "Rendering learner text"): every pattern run over a
 learner's text reads it in one pass; a markdown cell longer than :data:`CELL_CHARACTERS`, whose
-HTML has more than :data:`CELL_TAGS` tags or nests deeper than :data:`HTML_DEPTH`, or that comes
-after its page's time (:data:`autograder.course.mathml.PAGE_SECONDS`) is shown as its text; only
-the first :data:`HIGHLIGHTED` characters of a code cell are highlighted, the rest shown plain; an
-image naming an attachment the cell does not hold shows its text.
+HTML has more than :data:`CELL_TAGS` tags (or :data:`FORMATTING_TAGS` formatting tags) or nests
+deeper than :data:`HTML_DEPTH`, or that comes after its page's time or elements
+(:class:`autograder.course.mathml.Budget`) is shown as its text; only the first
+:data:`HIGHLIGHTED` characters of a code cell (or of fenced code in markdown) are highlighted,
+the rest shown plain; an image naming an attachment the cell does not hold shows its text.
 """
 import html
 import re
