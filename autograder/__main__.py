@@ -36,20 +36,25 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--course", metavar="ROOT", help="the course root (default: the one "
                         "nbgrader's configuration names, else the current folder)")
     commands = parser.add_subparsers(dest="command", required=True)
+    # Flags several commands share, declared once each.
+    jobs = argparse.ArgumentParser(add_help=False)
+    jobs.add_argument("--jobs", type=int, default=None,
+                      help="notebooks graded at once (default: one per core)")
+    visibility = argparse.ArgumentParser(add_help=False)
+    visibility.add_argument("--visibility", default="after_due_date", choices=VISIBILITIES,
+                            help="when learners see the hidden tests in Gradescope (default "
+                                 "%(default)s; the visible checks always show)")
 
-    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return commands.add_parser(name, parents=[common], **kwargs)
+    def command(name: str, *shared: argparse.ArgumentParser,
+                **kwargs: Any) -> argparse.ArgumentParser:
+        return commands.add_parser(name, parents=[common, *shared], **kwargs)
 
-    g = command("grade", help="grade submitted notebooks with the hidden suites")
+    g = command("grade", jobs, visibility, help="grade submitted notebooks with the hidden suites")
     g.add_argument("notebooks", nargs="+", metavar="NOTEBOOK")
     g.add_argument("--assignment", help="assignment id (default: from the folder or file name)")
     g.add_argument("--json", metavar="FILE", help="write results as JSON ('-' for stdout)")
     g.add_argument("--gradescope", metavar="FILE", help="write Gradescope results.json")
-    g.add_argument("--visibility", default="after_due_date", choices=VISIBILITIES,
-                   help="when learners see the hidden tests in Gradescope (default "
-                        "%(default)s; visible checks always show)")
     g.add_argument("--csv", metavar="FILE", help="write one row per notebook")
-    g.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: cores)")
     g.add_argument("--state", metavar="DIR",
                    help="remember finished results here; a rerun skips notebooks already graded")
     options.add_arguments(g)
@@ -58,10 +63,9 @@ def main(argv: list[str] | None = None) -> int:
                             "instructor notebooks with nbgrader")
     r.add_argument("assignments", nargs="*")
 
-    a = command("autograde", help="grade all submissions of an assignment in "
+    a = command("autograde", jobs, help="grade all submissions of an assignment in "
                             "parallel and record them in the nbgrader gradebook")
     a.add_argument("assignment")
-    a.add_argument("--jobs", type=int, default=None)
     a.add_argument("--student", action="append", help="only these students (repeatable)")
     a.add_argument("--lock-wait", type=float, default=120.0, metavar="SECONDS",
                    help="how long recording waits for a gradebook that another program (the "
@@ -70,14 +74,11 @@ def main(argv: list[str] | None = None) -> int:
 
     command("demo", help="release, grade a sample class, print the grade table")
 
-    z = command("gradescope", help="build the Gradescope autograder zip of an "
+    z = command("gradescope", visibility, help="build the Gradescope autograder zip of an "
                             "assignment")
     z.add_argument("assignment")
     z.add_argument("-o", "--output", help="the zip to write (default: "
                    "gradescope-ASSIGNMENT.zip)")
-    z.add_argument("--visibility", default="after_due_date", choices=VISIBILITIES,
-                   help="when learners see the hidden tests (default %(default)s; the visible "
-                        "checks always show)")
 
     t = command("gradescope-try", help="grade a notebook with an autograder zip in "
                             "Gradescope's layout on this machine (root, bubblewrap)")
@@ -126,6 +127,19 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+HOST_FAULT = 6  # exit status: some notebooks were not graded through a fault of this machine
+
+
+def host_faults(error: Any) -> int:
+    """Tell the instructor which notebooks were not graded because their kernel could not be
+    started here, and why; nothing was recorded for them."""
+    print(f"error: {len(error.faults)} notebook(s) were not graded: the learner's kernel could "
+          f"not be started on this machine, before any of their code ran. No grade was recorded "
+          f"for them; fix the cause and run the same command again:", file=sys.stderr)
+    print("\n".join(error.lines()), file=sys.stderr)
+    return HOST_FAULT
+
+
 def state_full(error: OSError) -> int:
     print(f"error: grading stopped: {error.strerror}. Every result already kept there is "
           f"intact; free some space and run the same command again to grade the rest.",
@@ -136,11 +150,15 @@ def state_full(error: OSError) -> int:
 def autograde_command(args: argparse.Namespace, course: Course) -> int:
     from .course.formats import flag_lines
     from .course.instructor import GradebookBusy, RecordingFailed, autograde, refusals
-    from .engine.cache import StateFull
+    from .engine.batch import HostFaults
+    from .engine.atomic import StateFull
     assignment = course.assignment(args.assignment)
+    faulted: HostFaults | None = None
     try:
         results = autograde(assignment, args.jobs, students=args.student,
                             options=options.from_arguments(args), lock_wait=args.lock_wait)
+    except HostFaults as error:  # the others were graded and recorded
+        faulted, results = error, error.results
     except StateFull as error:
         return state_full(error)
     except GradebookBusy as error:
@@ -162,24 +180,29 @@ def autograde_command(args: argparse.Namespace, course: Course) -> int:
     if flagged:
         print("flagged for review (code that patches modules or names the grader's agent):")
         print("\n".join(flagged))
-    return 0
+    return host_faults(faulted) if faulted is not None else 0
 
 
 def grade_command(args: argparse.Namespace, course: Course) -> int:
     from .course.formats import table, write_csv
-    from .engine.batch import grade_many
-    from .engine.cache import StateFull, write_atomically
+    from .engine.batch import HostFaults, grade_many
+    from .engine.atomic import StateFull, write_atomically
     from .engine.result import gradescope_results
     from .sandbox.confinement import SandboxUnavailable
     target = course.assignment(args.assignment) if args.assignment else course
+    faulted: HostFaults | None = None
     try:
         results = grade_many([Path(p) for p in args.notebooks], target,
                              options.from_arguments(args), args.jobs, args.state, progress=True)
+    except HostFaults as error:  # the others were graded: their results are written below
+        faulted, results = error, error.results
     except SandboxUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except StateFull as error:
         return state_full(error)
+    if faulted is not None and not results:  # nothing graded: nothing written
+        return host_faults(faulted)
     payload = results[0].to_json() if len(results) == 1 else [r.to_json() for r in results]
     if args.json == "-":
         json.dump(payload, sys.stdout, indent=2)
@@ -191,9 +214,9 @@ def grade_command(args: argparse.Namespace, course: Course) -> int:
             gradescope_results(results, args.visibility), indent=2) + "\n")
     if args.csv:
         write_csv(results, args.csv)
-    if args.json != "-":
+    if args.json != "-" and results:
         print(table(results))
-    return 0
+    return host_faults(faulted) if faulted is not None else 0
 
 
 if __name__ == "__main__":

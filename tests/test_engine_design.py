@@ -189,7 +189,7 @@ def test_below_the_course_layer_nothing_knows_this_course():
             assert word not in text, (name, word)
         tree = ast.parse(text)
         constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
-        assert not constants & {"solutions", "notebooks", "autograder/suites"}, name
+        assert not constants & {"solutions", "notebooks", "autograder/suites", "suites/"}, name
         if name != "autograder.engine.assignment":
             assert "suites" not in constants, name  # the Course's default folder name only
         if any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(tree)):
@@ -211,7 +211,8 @@ def test_an_assignment_knows_its_files_and_is_detected_from_a_notebook(tmp_path)
 
 def test_a_course_reads_its_layout_from_its_root(tmp_path):
     assert (COURSE.solutions, COURSE.release, COURSE.suites) == (
-        "solutions", "notebooks", "autograder/suites")
+        "solutions", "notebooks", "suites")
+    assert not COURSE.suites_folder.is_relative_to(REPO / "autograder")  # the course's, not the engine's
     bare = Course.from_root(tmp_path)  # no pyproject.toml: nbgrader's own defaults
     assert (bare.solutions, bare.release, bare.suites, bare.course_id) == (
         "source", "release", "suites", tmp_path.name)
@@ -339,3 +340,25 @@ def test_the_docs_check_finds_a_moved_module_and_a_dangling_link():
     assert links == ["../curriculum"]
     assert not (REPO / paths[0]).exists() and not is_module(modules[0])
     assert not (REPO / "docs" / links[0]).exists()
+
+
+def test_every_module_a_docstring_or_comment_names_exists():
+    """Modules named in the package's own text (``autograder.course.identity``, ``python -m
+    autograder.course.nbgrader_launch``) are today's: a move leaves no stale name behind."""
+    import importlib.util
+    stale = []
+    for path in sorted((REPO / "autograder").rglob("*.py")) + sorted((REPO / "src").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for name in set(re.findall(r"(?<![\w/.-])autograder(?:\.[a-z_]+)+", text)):
+            parts = name.split(".")
+            found = next((k for k in range(len(parts), 0, -1)
+                          if importlib.util.find_spec(".".join(parts[:k])) is not None), 0)
+            if found < 2 or found < len(parts) - 1:  # a module, or a module's attribute
+                stale.append((path.relative_to(REPO).as_posix(), name))
+    assert stale == [], stale
+
+
+def test_the_stale_module_check_catches_a_moved_module():
+    import importlib.util
+    assert importlib.util.find_spec("autograder.identity") is None
+    assert importlib.util.find_spec("autograder.course.identity") is not None

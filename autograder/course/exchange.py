@@ -13,10 +13,10 @@ and a FIFO stalls the copy.
 nbgrader's choice of the latest submission (or the latest before the due date, with
 ``--before-duedate``), made among the submissions that pass every check (:meth:`SafeCollect.problem`):
 
-- the student id in the name is made of :data:`autograder.identity.ID_CHARACTERS`;
+- the student id in the name is made of :data:`autograder.course.identity.ID_CHARACTERS`;
 - the folder and everything in it belong to that student's account (the operating system's user
   database); in a private exchange, which no account but the collecting one can write into, they
-  may also belong to the collecting account (:mod:`autograder.identity`);
+  may also belong to the collecting account (:mod:`autograder.course.identity`);
 - it holds no link and no special file;
 - its timestamp is not later than the folder's last change, as the kernel recorded it (a
   timestamp from the future is refused), and ``timestamp.txt``, when there, says the same.

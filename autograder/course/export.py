@@ -4,7 +4,7 @@ nbgrader's own CSV export joins each row's fields with commas and writes them as
 student id or a name holding a carriage return, a newline or a comma adds rows or columns of its
 own (an id ``x\\r<row>`` once added a forged row giving full marks to an account that submitted
 nothing). :class:`QuotedCsvExport` (``ExportApp.plugin_class``, set by the course's configuration)
-writes the same columns and the same values, every field quoted (:func:`autograder.formats.csv_writer`),
+writes the same columns and the same values, every field quoted (:func:`autograder.course.formats.csv_writer`),
 so that ``grades.csv`` parses into exactly the rows the gradebook holds.
 """
 from nbgrader.api import MissingEntry

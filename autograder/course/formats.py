@@ -1,10 +1,10 @@
 """The grader's output formats for a list of results: CSV, the table the command line prints,
 and the lines naming flagged notebooks. (JSON is the results themselves; Gradescope's format is
-in :mod:`autograder.gradescope`.)
+in :mod:`autograder.course.gradescope`.)
 
 Notebook paths hold folder names learners chose: every CSV field is quoted (a carriage return or
 a comma in a name stays inside its field) and every name printed to a terminal goes through
-:func:`autograder.identity.shown`."""
+:func:`autograder.course.identity.shown`."""
 import csv
 
 from .identity import shown

@@ -18,7 +18,7 @@ from .folders import STATE_VARIABLE, cache_dir, gradebook_path, state_dir
 from .recorder import Recorder, RecorderStopped
 from ..engine import batch
 from ..engine.assignment import Assignment
-from ..engine.cache import write_atomically
+from ..engine.atomic import write_atomically
 from ..engine.options import Options, config_arguments
 from ..engine.result import Result
 from ..sandbox import lifetime
@@ -137,6 +137,9 @@ def autograde(assignment: Assignment, jobs: int | None = None, state: str | Path
     results of the grading. ``recorded(recording)`` is called once the recording has ended (its
     process's CPU time and what it added after grading: ``make bench`` reads them).
 
+    A learner whose kernel could not be started here gets no grade: once the others are recorded,
+    :class:`~autograder.engine.batch.HostFaults` is raised, naming them.
+
     Crash-only: killed at any moment, the same command resumes. Grading resumes from the cache;
     recording redoes every submission not marked as recorded."""
     options = options or Options()
@@ -146,13 +149,21 @@ def autograde(assignment: Assignment, jobs: int | None = None, state: str | Path
         print(f"note: {note}", file=sys.stderr)
     with Recording(assignment, [_learner(p) for p in submitted], options, state,
                    lock_wait, builders=jobs) as recording:
-        results = batch.grade_many(submitted, assignment, options, jobs=jobs,
-                                   state=cache_dir(state), progress=progress,
-                                   root=state / "submitted",
-                                   on_result=lambda path, _: recording.add(_learner(path)))
+        faulted: batch.HostFaults | None = None
+        try:
+            results = batch.grade_many(submitted, assignment, options, jobs=jobs,
+                                       state=cache_dir(state), progress=progress,
+                                       root=state / "submitted",
+                                       on_result=lambda path, _: recording.add(_learner(path)))
+        except batch.HostFaults as error:  # those not graded are not recorded; the rest are
+            faulted, results = error, error.results
+            for path, _ in error.faults:
+                recording.drop(_learner(path))
         recording.finish()
     if recorded is not None:
         recorded(recording)
+    if faulted is not None:
+        raise faulted
     return results
 
 
@@ -276,6 +287,12 @@ class Recording:
             self.deferred.append(student)
         else:
             self.failures.append((student, reply["log"]))
+
+    def drop(self, student: str) -> None:
+        """Leave ``student`` out: they were not graded (their kernel could not be started), so
+        nothing is recorded for them, nor graded by the recording process in grading's place."""
+        if student not in self.sent:
+            self.pending = [s for s in self.pending if s != student]
 
     def finish(self) -> None:
         """Return once every learner given is recorded; raise GradebookBusy if the gradebook

@@ -23,7 +23,7 @@ unchanged:
   then makes sure the course's row exists (a query and a commit): once this process has done
   both on an engine, the answers are known and are not asked again.
 
-Run as ``python -m autograder.nbgrader_launch ARGS...``, the same as ``nbgrader ARGS...``.
+Run as ``python -m autograder.course.nbgrader_launch ARGS...``, the same as ``nbgrader ARGS...``.
 """
 import sys
 import types

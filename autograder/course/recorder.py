@@ -10,7 +10,7 @@ the submission's timestamp and late penalty, everything the formgrader, ``genera
 A :class:`Recorder` is one such nbgrader process for a whole command, started before grading:
 its imports and start overlap the grading, and it records each learner as soon as their result is
 known. The process runs nbgrader's command line once (configuration, course folder, the
-launcher's savings of :mod:`autograder.nbgrader_launch`), then forks its building workers, which
+launcher's savings of :mod:`autograder.course.nbgrader_launch`), then forks its building workers, which
 share those imports. A worker builds a learner's autograded folder (nbgrader's converter without
 its gradebook writes, :mod:`autograder.course.autograded`); the process itself, the gradebook's
 only writer, moves the folder into place and writes the learner's rows, one learner at a time.
@@ -104,7 +104,7 @@ class Recorder:
 
     def send(self, student):
         """Ask for ``student`` to be recorded (returns at once). A name that is not a valid
-        id (:func:`autograder.identity.id_problem`) raises ValueError: the protocol is one id a
+        id (:func:`autograder.course.identity.id_problem`) raises ValueError: the protocol is one id a
         line, and nbgrader makes a gradebook key of it."""
         problem = identity.id_problem(student)
         if problem:

@@ -24,6 +24,20 @@ from ..sandbox import confinement, lifetime
 Job = tuple[str, Assignment, Options, str | None, str | None]
 
 
+class HostFaults(Exception):
+    """Some notebooks could not be graded through no fault of their own (:class:`grade.HostFault`:
+    their kernel could not be started). ``faults`` lists ``(notebook, cause)``; ``results`` holds
+    the results of every other notebook, which were graded and kept as usual."""
+
+    def __init__(self, faults: list[tuple[str, str]], results: list[Result]) -> None:
+        super().__init__(f"{len(faults)} notebook(s) could not be graded on this machine")
+        self.faults, self.results = faults, results
+
+    def lines(self) -> list[str]:
+        """What the instructor reads: each notebook not graded, and why."""
+        return [f"  {notebook}: {cause}" for notebook, cause in self.faults]
+
+
 def _worker(job: Job) -> Result:
     path, assignment, options, state, root = job
     return grade.grade_safely(path, assignment, options, state, root)
@@ -64,6 +78,10 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
     as soon as it is known and a rerun grades only what is missing or changed. With ``root``, no
     folder between ``root`` and a notebook may be a link (a class's ``submitted/`` folder).
     ``on_result(path, result)`` is called as each result is known (and kept), in this process.
+
+    A notebook whose kernel could not be started (:class:`grade.HostFault`) gets no result, kept
+    or returned: once every other notebook is graded, :class:`HostFaults` is raised, naming each
+    with its cause and carrying the other results.
     """
     options = options or Options()
     mode = options.confinement()  # refuse (require) or warn (auto) once, before any work
@@ -83,6 +101,13 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
     bar = Progress(len(todo)) if progress and todo else None
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
 
+    faults: list[tuple[str, str]] = []
+
+    def fault(job: Job, error: grade.HostFault) -> None:
+        faults.append((job[0], str(error)))
+        if bar:
+            bar.step(f"{Path(job[0]).name}: not graded (see below)")
+
     def record(index: int, result: Result) -> None:
         results[index] = result
         if on_result is not None:
@@ -92,7 +117,10 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
 
     if jobs == 1:
         for index, job in todo:
-            record(index, _worker(job))
+            try:
+                record(index, _worker(job))
+            except grade.HostFault as error:
+                fault(job, error)
     else:
         # Workers die with this process (however it dies), and their kernels with them.
         with concurrent.futures.ProcessPoolExecutor(
@@ -106,6 +134,9 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
                         result = future.result()
                     except cache.StateFull:
                         raise
+                    except grade.HostFault as error:
+                        fault(job, error)
+                        continue
                     except Exception as error:  # the worker process itself died
                         result = grade.failure_sheet(
                             job[0], job[1], f"the grading process died ({type(error).__name__})")
@@ -114,4 +145,7 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
                 for future in futures:
                     future.cancel()
                 raise
-    return [result for result in results if result is not None]
+    graded = [result for result in results if result is not None]
+    if faults:
+        raise HostFaults(faults, graded)
+    return graded

@@ -39,6 +39,14 @@ def _stage(options: Options, stage: str, started: float) -> None:
                                      "pid": os.getpid()}) + "\n")
 
 
+class HostFault(Exception):
+    """Grading failed before any of the learner's code ran (their kernel could not be started,
+    or the grader's agent not installed in it): a fault of this machine or of its settings, never
+    the learner's. No result is made or kept for the notebook; the command that grades it says so
+    with the cause and exits non-zero, and grading the notebook again, once the fault is fixed,
+    grades it normally."""
+
+
 class Execution:
     """The learner's notebook running in a kernel, kept callable for the hidden suite.
 
@@ -71,9 +79,15 @@ class Execution:
 
     def run_all(self) -> None:
         started = time.monotonic()
-        self.session.start_with_retry(timeout=max(1.0, min(60.0, self.remaining())))
-        # The agent goes in first, so it holds references taken before any learner code ran.
-        self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
+        try:
+            self.session.start_with_retry(timeout=max(1.0, min(60.0, self.remaining())))
+            # The agent goes in first, so it holds references taken before any learner code ran.
+            self.session.install_agent(timeout=max(1.0, min(30.0, self.remaining())))
+        except CallFailed as failure:  # no learner code has run: the machine's fault, not theirs
+            raise HostFault(f"the learner's kernel could not be started: {failure}") from None
+        except Exception as error:
+            raise HostFault(f"the learner's kernel could not be started: "
+                            f"{type(error).__name__}: {error}") from None
         _stage(self.options, "start", started)
         started = time.monotonic()
         cells_end = min(self.deadline, time.monotonic() + self.options.notebook_timeout)
@@ -224,11 +238,12 @@ def failure_sheet(path: str | Path, assignment: Assignment, reason: str) -> Resu
 def grade_safely(path: str | Path, assignment: Assignment, options: Options,
                  cache_folder: str | Path | None = None, root: str | Path | None = None) -> Result:
     """:func:`grade_notebook`'s result, but a failure of the grader itself still yields a
-    complete score sheet at zero, saying so. A full state disk is not a result: it stops."""
+    complete score sheet at zero, saying so. A full state disk is not a result: it stops; nor is a
+    :class:`HostFault`, which is raised."""
     try:
         result, _ = grade_notebook(path, assignment, options, cache_folder, root)
         return result
-    except cache.StateFull:
+    except (cache.StateFull, HostFault):
         raise
     except Exception as error:  # a bug of ours must not cost the rest of the class
         return failure_sheet(path, assignment,
@@ -240,7 +255,8 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
                    figures_from: bytes | None = None
                    ) -> tuple[Result, notebook.Notebook | None]:
     """Grade ``path`` as a submission of ``assignment``; return ``(result, executed notebook)``.
-    Never raises for a bad submission.
+    Never raises for a bad submission; raises :class:`HostFault` when the kernel cannot be
+    started, before any learner code ran (nothing is kept for the notebook then).
 
     The notebook is read without following links (with ``root``, no folder between ``root`` and
     it may be a link either). With ``cache_folder``, a notebook whose graded content (cells after
@@ -337,7 +353,11 @@ def _run_and_test(executed: notebook.Notebook, assignment: Assignment, options: 
     caller: Callable[[str, tuple[Any, ...], dict[str, Any]], Reply]
     try:
         try:
-            execution = Execution(executed, assignment, options, deadline, skip, outputs)
+            try:
+                execution = Execution(executed, assignment, options, deadline, skip, outputs)
+            except Exception as error:  # before any learner code: the machine's fault
+                raise HostFault(f"the learner's kernel could not be prepared: "
+                                f"{type(error).__name__}: {error}") from None
             execution.run_all()
             caller = execution.call
         except CallFailed as failure:

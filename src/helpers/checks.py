@@ -9,7 +9,7 @@ it is the transpose of the right answer...).
 A known mistake is only named when it is sure. ``mistakes`` is a dict, description -> what that
 mistake returns on the checked input. The hidden suites pass a dict that can also *confirm* a
 candidate on other inputs (it has a ``confirm(description)`` method, see
-``autograder.catalogue.mistakes``): a mistake that matches on the checked input is then named only
+``autograder.engine.catalogue.mistakes``): a mistake that matches on the checked input is then named only
 if it matches on a second input too, because a correct but fragile implementation can coincide
 with a mistake on one special input (all keys masked, huge logits) and must not be told it made it.
 """
