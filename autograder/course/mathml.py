@@ -14,9 +14,18 @@ nbconvert's markdown reads them) and ``\\begin{env}...\\end{env}`` in text, neve
 :data:`TAGS` and :data:`ATTRIBUTES`, MathML's presentation elements with no link, style or event
 handler, because the TeX can be a learner's. A formula that cannot be converted stays as its TeX,
 in a ``<code>`` with a title saying so; nothing is lost.
+
+The TeX and the HTML are a learner's, so reading them is bounded (docs/guarantees.md, "Rendering
+learner text"): formulas and tags are found by scanners that read each character a bounded number
+of times (:func:`formulas`, :func:`tags`; the lazy patterns they replace rescanned the rest of the
+text from every unclosed ``\\begin``); a formula longer than :data:`FORMULA_CHARACTERS` or
+deeper than :data:`FORMULA_DEPTH` (TeX) or :data:`MATHML_DEPTH` (MathML) stays as its TeX; and a
+page's :class:`Budget` of formulas, characters and time, once spent, leaves the rest as text.
 """
+import bisect
 import html
 import re
+import time
 
 import bleach
 from latex2mathml.converter import convert
@@ -29,24 +38,221 @@ ATTRIBUTES = {"display", "mathvariant", "stretchy", "fence", "separator", "lspac
               "accent", "accentunder", "movablelimits", "linethickness", "width", "height",
               "depth", "minsize", "maxsize", "symmetric", "notation", "encoding", "form"}
 SKIPPED = {"code", "pre", "script", "style", "math", "textarea"}
-MATH = re.compile(r"\$\$(?P<display>.+?)\$\$"
-                  r"|(?<![\\$\w])\$(?P<inline>[^\s$](?:[^$]*?[^\s$\\])?)\$(?!\d)"
-                  r"|(?P<environment>\\begin\{(?P<name>[a-z]+\*?)\}.+?\\end\{(?P=name)\})",
-                  re.DOTALL)
+# elements with no end tag: they open no level of nesting
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+        "source", "track", "wbr", "mspace"}
+
+# Limits (docs/guarantees.md, "Rendering learner text"): a formula longer or deeper than these, or
+# one past its page's budget, is shown as its TeX text
+FORMULA_CHARACTERS = 4000   # the course's longest formula has 300
+FORMULA_DEPTH = 32          # levels of groups, \\left and environments in its TeX
+MATHML_DEPTH = 2 * FORMULA_DEPTH + 4  # levels of elements of its MathML; the course's most is 9
+PAGE_FORMULAS = 3000        # formulas read on one page; a course notebook has at most 320
+PAGE_TAGS = 25_000          # elements its markdown cells make on one page; the course's most: 3,080
+PAGE_CHARACTERS = 20_000    # characters of TeX converted on one page; the course's most is 4,690
+PAGE_SECONDS = 10.0         # time rendering markdown and math on one page; the course's < 1
+
 PRIMES = re.compile(r"'+")  # latex2mathml does not read primes
-TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
+NAME = re.compile(r"[a-z]+\*?\}")
+SPACE = re.compile(r"\s")
+NOT_OPENING_AFTER = re.compile(r"[\\$\w]")
+DIGIT = re.compile(r"\d")
+TOO_LONG = "a formula longer than the page renders"
+TOO_DEEP = "a formula nested deeper than the page renders"
+OVER_BUDGET = "a formula past what one page renders"
+NOT_CONVERTED = "a formula the page could not render"
 
 
-def to_mathml(tex, display):
-    """``tex`` (plain text, not HTML) as a cleaned ``<math>`` element, or None if it cannot be
-    converted."""
+def now():
+    return time.monotonic()
+
+
+class Budget:
+    """What is left of one page's markdown and math: formulas, characters of TeX, elements and
+    time (:data:`PAGE_FORMULAS`, :data:`PAGE_CHARACTERS`, :data:`PAGE_TAGS`,
+    :data:`PAGE_SECONDS`); the time starts with the page's first markdown cell or formula."""
+
+    def __init__(self):
+        self.formulas, self.characters, self.seconds = PAGE_FORMULAS, PAGE_CHARACTERS, PAGE_SECONDS
+        self.tags, self.deadline = PAGE_TAGS, None
+
+    def take_tags(self, count):
+        """Whether a cell of ``count`` elements may still be shown as rendered (and count it)."""
+        if count > self.tags:
+            self.tags = 0
+            return False
+        self.tags -= count
+        return True
+
+    def out_of_time(self):
+        """Whether the page's time is spent (and it starts now if it had not)."""
+        moment = now()
+        if self.deadline is None:
+            self.deadline = moment + self.seconds
+        return moment > self.deadline
+
+    def take(self, tex):
+        """Whether the formula ``tex`` may still be read on this page (and count it if so): each
+        counts as one formula, and as its characters if it is short enough to be converted."""
+        characters = len(tex) if len(tex) <= FORMULA_CHARACTERS else 0
+        if self.formulas < 1 or self.characters < characters or self.out_of_time():
+            self.formulas = 0  # once over, every later formula of the page stays TeX
+            return False
+        self.formulas -= 1
+        self.characters -= characters
+        return True
+
+
+def tex_depth(tex):
+    """The deepest nesting of groups, ``\\left``/``\\right`` and environments in ``tex``, in one
+    pass."""
+    depth = deepest = 0
+    for match in re.finditer(r"[{}]|\\(?:left|right|begin|end)(?![a-zA-Z])", tex):
+        token = match.group(0)
+        depth += 1 if token in ("{", "\\left", "\\begin") else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+class _Next:
+    """Where ``character`` next occurs in ``text`` at or after a position that only grows: every
+    character of ``text`` is looked at once, however often it is asked."""
+
+    def __init__(self, text, character):
+        self.text, self.character, self.found = text, character, -1
+
+    def at(self, position):
+        if self.found < position and self.found != len(self.text):
+            self.found = self.text.find(self.character, position)
+            if self.found < 0:
+                self.found = len(self.text)
+        return self.found
+
+
+def tags(markup):
+    """Each tag of ``markup`` as ``(start, end, closing, name, self_closing)``, in one pass: a tag
+    is ``<`` and a letter (or ``</`` and a letter) up to the first ``>`` outside double quotes (as
+    bleach writes attributes); comments are skipped; a ``<`` that starts no tag is text, and an
+    unterminated tag ends the tags."""
+    length, position = len(markup), 0
+    less, greater, quote = _Next(markup, "<"), _Next(markup, ">"), _Next(markup, '"')
+    while True:
+        start = less.at(position)
+        if start + 1 >= length:
+            return
+        if markup.startswith("<!--", start):
+            end = markup.find("-->", start + 4)
+            if end < 0:
+                return
+            position = end + 3
+            continue
+        closing = markup[start + 1] == "/"
+        name_start = name_end = start + 2 if closing else start + 1
+        while name_end < length and markup[name_end].isascii() and markup[name_end].isalnum():
+            name_end += 1
+        if name_end == name_start or not markup[name_start].isalpha():
+            position = start + 1
+            continue
+        cursor = name_end
+        while True:
+            end, opening = greater.at(cursor), quote.at(cursor)
+            if opening < end:
+                cursor = quote.at(opening + 1) + 1
+                continue
+            break
+        if end >= length:
+            return
+        yield (start, end + 1, closing, markup[name_start:name_end].lower(),
+               markup[end - 1] == "/" and not closing)
+        position = end + 1
+
+
+def markup_depth(markup):
+    """The deepest nesting of elements in ``markup`` (HTML or MathML), in one pass."""
+    open_names, deepest = [], 0
+    for _, _, closing, name, self_closing in tags(markup):
+        if self_closing or name in VOID:
+            continue
+        if not closing:
+            open_names.append(name)
+            deepest = max(deepest, len(open_names))
+        elif open_names:
+            open_names.pop()
+    return deepest
+
+
+CANDIDATE = re.compile(r"\$|\\begin\{")
+END = re.compile(r"\\end\{([a-z]+\*?)\}")
+
+
+def formulas(text):
+    """Each formula in ``text`` as ``(start, end, tex, display)``, in one pass (no pattern that
+    looks back over what it has read): ``$$...$$``; ``$...$``, the opening ``$`` after no ``\\``,
+    ``$`` or word character and followed by no space, the closing one (the next ``$``) preceded by
+    no space or ``\\`` and followed by no digit, as nbconvert's markdown reads them; and
+    ``\\begin{env}...\\end{env}``. Leftmost first, as a regular expression would find them."""
+    length, position = len(text), 0
+    no_display, ends = False, None
+    while True:
+        found = CANDIDATE.search(text, position)
+        if found is None:
+            return
+        start = found.start()
+        if text[start] == "$":
+            if text.startswith("$$", start):
+                close = -1 if no_display else text.find("$$", start + 3)
+                if close >= 0:
+                    yield start, close + 2, text[start + 2:close], True
+                    position = close + 2
+                    continue
+                no_display = True
+            elif (start + 1 < length and not SPACE.match(text[start + 1])
+                  and (start == 0 or not NOT_OPENING_AFTER.match(text[start - 1]))):
+                close = text.find("$", start + 2)
+                if close >= 0 and (close == start + 2 or not (
+                        SPACE.match(text[close - 1]) or text[close - 1] == "\\")) \
+                        and not (close + 1 < length and DIGIT.match(text[close + 1])):
+                    yield start, close + 1, text[start + 1:close], False
+                    position = close + 1
+                    continue
+        else:
+            name = NAME.match(text, start + 7)
+            if name is not None:
+                if ends is None:  # where each environment ends, read once
+                    ends = {}
+                    for end in END.finditer(text):
+                        ends.setdefault(end.group(1), []).append(end.start())
+                after = name.end() + 1  # an environment holds at least one character
+                closes = ends.get(name.group(0)[:-1], [])
+                index = bisect.bisect_left(closes, after)
+                if index < len(closes):
+                    finish = closes[index] + len(name.group(0)) + 5
+                    yield start, finish, text[start:finish], True
+                    position = finish
+                    continue
+        position = start + 1
+
+
+def to_mathml(tex, display, budget=None):
+    """``tex`` (plain text, not HTML) as a cleaned ``<math>`` element and None, or None and the
+    reason it stays TeX: longer than :data:`FORMULA_CHARACTERS`, deeper than
+    :data:`FORMULA_DEPTH` as TeX or :data:`MATHML_DEPTH` as MathML, past the page's ``budget``,
+    or not TeX that latex2mathml reads."""
+    if budget is not None and not budget.take(tex):
+        return None, OVER_BUDGET
+    if len(tex) > FORMULA_CHARACTERS:
+        return None, TOO_LONG
+    if tex_depth(tex) > FORMULA_DEPTH:
+        return None, TOO_DEEP
     tex = PRIMES.sub(lambda m: "^{" + r"\prime" * len(m.group(0)) + "}", tex)  # f'' -> f^{..}
     try:
         made = convert(tex, display="block" if display else "inline")
-    except Exception:  # latex2mathml raises many kinds on TeX it does not know
-        return None
+    except Exception:  # latex2mathml raises many kinds on TeX it does not know, and
+        return None, NOT_CONVERTED  # RecursionError on what nests deeper than its stack
+    if markup_depth(made) > MATHML_DEPTH:
+        return None, TOO_DEEP
     made = made.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
-    return clean_mathml(made)
+    return clean_mathml(made), None
 
 
 def clean_mathml(markup):
@@ -56,32 +262,34 @@ def clean_mathml(markup):
                         protocols=set(), strip=False, strip_comments=True)
 
 
-def _replace(match):
-    if match.group("display") is not None:
-        tex, display = match.group("display"), True
-    elif match.group("inline") is not None:
-        tex, display = match.group("inline"), False
-    else:
-        tex, display = match.group("environment"), True
-    made = to_mathml(html.unescape(tex), display)
-    if made is None:
-        return (f'<code class="tex" title="a formula the page could not render">'
-                f'{match.group(0)}</code>')
-    return made
+def as_tex(markup, reason):
+    """A formula's text (``markup``, already HTML) shown as it was written."""
+    return f'<code class="tex" title="{reason}">{markup}</code>'
 
 
-def render_math(markup):
-    """``markup`` (HTML) with every formula in its text as MathML (see the module's text)."""
-    out, depth, position = [], 0, 0
-    for tag in TAG.finditer(markup):
-        text = markup[position:tag.start()]
-        out.append(text if depth else MATH.sub(_replace, text))
-        name = tag.group(2).lower()
-        if name in SKIPPED and not tag.group(3):
-            depth = max(0, depth + (-1 if tag.group(1) else 1))
-        out.append(tag.group(0))
-        position = tag.end()
-    rest = markup[position:]
-    out.append(rest if depth else MATH.sub(_replace, rest))
+def _math_in(text, budget):
+    out, position = [], 0
+    for start, end, tex, display in formulas(text):
+        made, reason = to_mathml(html.unescape(tex), display, budget)
+        if made is None:  # past the budget, a formula is left as the text it is: no element
+            made = text[start:end] if reason == OVER_BUDGET else as_tex(text[start:end], reason)
+        out += [text[position:start], made]
+        position = end
+    out.append(text[position:])
     return "".join(out)
 
+
+def render_math(markup, budget=None):
+    """``markup`` (HTML) with every formula in its text as MathML (see the module's text), in
+    time linear in its length; ``budget`` (a :class:`Budget`) is what is left of its page's."""
+    out, depth, position = [], 0, 0
+    for start, end, closing, name, self_closing in tags(markup):
+        text = markup[position:start]
+        out.append(text if depth else _math_in(text, budget))
+        if name in SKIPPED and not self_closing:
+            depth = max(0, depth + (-1 if closing else 1))
+        out.append(markup[start:end])
+        position = end
+    rest = markup[position:]
+    out.append(rest if depth else _math_in(rest, budget))
+    return "".join(out)

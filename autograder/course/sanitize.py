@@ -19,11 +19,23 @@ markdown and ordinary outputs are made of (paragraphs, headings, lists, tables, 
 ``<details>``, embedded images) and escapes every other tag, so an attack shows as text; it keeps
 no event handler, no style, no ``id`` (which could stand in for the formgrader's own elements), and
 no URL but http(s), mailto and page links, and ``data:`` images.
+
+Rendering is bounded (docs/guarantees.md, "Rendering learner text"): every pattern run over a
+learner's text reads it in one pass; a markdown cell longer than :data:`CELL_CHARACTERS`, whose
+HTML has more than :data:`CELL_TAGS` tags (or :data:`FORMATTING_TAGS` formatting tags) or nests
+deeper than :data:`HTML_DEPTH`, or that comes after its page's time or elements
+(:class:`autograder.course.mathml.Budget`) is shown as its text; only the first
+:data:`HIGHLIGHTED` characters of a code cell (or of fenced code in markdown) are highlighted,
+the rest shown plain; an image naming an attachment the cell does not hold shows its text.
 """
+import html
 import re
+from urllib.parse import quote
 
 import bleach
 from jinja2 import pass_context
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
 from traitlets.config import LoggingConfigurable
 
@@ -43,6 +55,21 @@ IMAGE_URL = re.compile(r"data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*
 # rendering (SafeMarkdown), the rest is escaped by nbconvert's templates or checked here
 SHOWN = {"text/plain", "text/html", "text/markdown", "text/latex", "image/png", "image/jpeg",
          "image/svg+xml"}
+
+CELL_CHARACTERS = 50_000   # a markdown cell rendered; the course's longest has 6,214
+CELL_TAGS = 2000           # tags in one cell's HTML (cleaning nested tags grows with their square);
+FORMATTING_TAGS = 400      # of them formatting tags (b, i, a...), the square's worst; course's: 40
+HTML_DEPTH = 100           # levels of elements in one cell's HTML, formulas included
+HIGHLIGHTED = 20_000       # characters of a code cell highlighted, cut at a line's end
+TAG_START = re.compile(r"</?[A-Za-z]")
+ELEMENT = re.compile(r"<[A-Za-z]")
+FORMATTING = re.compile(r"<(?:a|b|big|code|em|font|i|nobr|s|small|strike|strong|tt|u)[\s/>]",
+                        re.IGNORECASE)
+# formulas and the openings of nbconvert's math patterns, held out of markdown (see protect)
+HELD = re.compile("(?:\uE000|&#57344;|&#x[eE]000;)([0-9]+)(?:\uE001|&#57345;|&#x[eE]001;)"
+                  "|%EE%80%80([0-9]+)%EE%80%81")  # as written, as an entity, in a URL
+OPENINGS = re.compile(r"\\begin|\\\\\[|\\\\\(")
+BUDGET = "autograder_math_budget"
 
 
 def allowed_attribute(tag, name, value):
@@ -111,16 +138,167 @@ def code_span(text, limit=400):
     return f"{fence}{pad}{flat}{pad}{fence}" if flat else ""
 
 
+def protect(source):
+    """``source`` (markdown) with each formula, and each opening of a formula of nbconvert's
+    patterns that is left (``\\begin``, ``\\\\[``, ``\\\\(``), replaced by a mark markdown
+    leaves alone, and the texts they stand for: nbconvert's patterns rescan the rest of the text
+    from every opening without its end, so none reaches them, and markdown does not read a
+    formula's ``_`` or ``*`` as emphasis."""
+    source = source.replace("\uE000", "\uFFFD").replace("\uE001", "\uFFFD")
+    held, out, position = [], [], 0
+
+    def hold(text):
+        held.append(text)
+        return f"\uE000{len(held) - 1}\uE001"
+
+    def text(part):
+        return OPENINGS.sub(lambda match: hold(match.group(0)), part)
+
+    for start, end, _, _ in mathml.formulas(source):
+        out += [text(source[position:start]), hold(source[start:end])]
+        position = end
+    out.append(text(source[position:]))
+    return "".join(out), held
+
+
+def restore(markup, held):
+    """``markup`` with each mark of :func:`protect` back as the text it stands for, escaped."""
+    def back(match):
+        index = int(match.group(1) or match.group(2))
+        if index >= len(held):
+            return ""
+        return html.escape(held[index]) if match.group(1) else quote(held[index], safe="$/")
+    return HELD.sub(back, markup)
+
+
+def too_many_tags(markup):
+    """Whether ``markup`` has more tags than :data:`CELL_TAGS`, or formatting tags than
+    :data:`FORMATTING_TAGS`, for cleaning it to take little time (an upper bound: each tag
+    html5lib reads starts with one of these)."""
+    return (len(TAG_START.findall(markup)) > CELL_TAGS
+            or len(FORMATTING.findall(markup)) > FORMATTING_TAGS)
+
+
+def as_text(source, reason):
+    """A learner's cell shown as the text it is, with why."""
+    return f'<pre class="learner-text" title="{html.escape(reason)}">{html.escape(source)}</pre>'
+
+
+class Attachments(dict):
+    """A cell's attachments as nbconvert's markdown renderer reads them: an image naming one the
+    cell does not hold (or holds as something other than text by type) gets no data, so it shows
+    its text, where the renderer would stop the page."""
+
+    def __init__(self, attachments):
+        super().__init__()
+        for name, data in (attachments.items() if isinstance(attachments, dict) else ()):
+            if isinstance(data, dict):
+                kept = {mime: "".join(value) if isinstance(value, list) else value
+                        for mime, value in data.items() if isinstance(mime, str)}
+                kept = {mime: value for mime, value in kept.items() if isinstance(value, str)}
+                if kept:
+                    self[name] = kept
+
+    def __contains__(self, name):
+        return True
+
+    def __missing__(self, name):
+        return {"text/plain": ""}
+
+
+def page_budget(context):
+    """The math budget of the page being made (kept in its resources, which each page has its
+    own of), or a new one."""
+    resources = context.get("resources")
+    if not isinstance(resources, dict):
+        return mathml.Budget()
+    budget = resources.get(BUDGET)
+    if not isinstance(budget, mathml.Budget):
+        budget = resources[BUDGET] = mathml.Budget()
+    return budget
+
+
 @pass_context  # marks the class, so its instances too: Jinja passes them the template's context
 class SafeMarkdown(LoggingConfigurable):
     """The exporter's ``markdown2html`` filter, then :func:`clean_html` on the HTML it made, then
-    its formulas as MathML (:func:`autograder.course.mathml.render_math`), which needs no network.
+    its formulas as MathML (:func:`autograder.course.mathml.render_math`), which needs no network,
+    within the bounds of the module's text.
 
     Registered in its place by name (``HTMLExporter.filters``), it is made with the exporter as
-    its parent, whose own filter it calls with the context Jinja passes."""
+    its parent, whose settings it renders with and whose context Jinja passes."""
 
     def __call__(self, context, source):
-        return mathml.render_math(clean_html(self.parent.markdown2html(context, source)))
+        source = "".join(source) if isinstance(source, list) else str(source)
+        budget = page_budget(context)
+        if len(source) > CELL_CHARACTERS:
+            return as_text(source, "a cell longer than the page renders")
+        if budget.out_of_time():
+            return as_text(source, "a cell past the time its page renders in")
+        protected, held = protect(source)
+        try:
+            made = self.markdown(context, protected)
+        except Exception:  # nbconvert's heading anchors recurse once per level of a heading's
+            return as_text(source, "a cell the page could not render")  # tags, and more
+
+        if too_many_tags(made):
+            return as_text(source, "a cell with more tags than the page renders")
+        made = mathml.render_math(restore(clean_html(made), held), budget)
+        if mathml.markup_depth(made) > HTML_DEPTH:
+            return as_text(source, "a cell nested deeper than the page renders")
+        if not budget.take_tags(len(ELEMENT.findall(made))):
+            return as_text(source, "a cell past what its page renders")
+        return made
+
+    def markdown(self, context, source):
+        """HTML of ``source`` as the exporter's own filter makes it, with the cell's
+        :class:`Attachments`."""
+        exporter = self.parent
+        cell = context.get("cell") or {}
+        resources = context.get("resources")
+        metadata = resources.get("metadata") if isinstance(resources, dict) else None
+        renderer = BoundedRenderer(
+            escape=False, attachments=Attachments(cell.get("attachments")),
+            embed_images=exporter.embed_images,
+            path=metadata.get("path", "") if isinstance(metadata, dict) else "",
+            anchor_link_text=exporter.anchor_link_text,
+            exclude_anchor_links=exporter.exclude_anchor_links, **exporter.lexer_options)
+        return MarkdownWithMath(renderer=renderer).render(source)
+
+
+class BoundedRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer, whose fenced code longer than :data:`HIGHLIGHTED` is shown
+    plain rather than highlighted."""
+
+    def block_code(self, code, info=None):
+        if len(code) > HIGHLIGHTED:
+            return f"<pre><code>{html.escape(code)}</code></pre>\n"
+        return super().block_code(code, info)
+
+
+class SafeHighlight(Highlight2HTML):
+    """nbconvert's ``highlight_code`` filter on a code cell's first :data:`HIGHLIGHTED`
+    characters (to a line's end), the rest shown plain in the same block."""
+
+    def __call__(self, source, language=None, metadata=None):
+        source = "".join(source) if isinstance(source, list) else str(source)
+        if len(source) <= HIGHLIGHTED:
+            return super().__call__(source, language, metadata)
+        cut = source.rfind("\n", 0, HIGHLIGHTED) + 1 or HIGHLIGHTED
+        made = super().__call__(source[:cut], language, metadata)
+        end = made.rfind("</pre>")
+        end = len(made) if end < 0 else end
+        return (made[:end] + '<span class="plain" title="code past what the page highlights">'
+                + html.escape(source[cut:]) + "</span>" + made[end:])
+
+
+FILES_URL = re.compile(r'(src|href)=([\'"]?)/?files/')
+FILES_LINK = re.compile(r"(!?)\[([^\[\]\n]*)\]\(/?files/([^()\n]*)\)")
+
+
+def strip_files_prefix(text):
+    """nbconvert's filter of that name (``files/`` taken off links) with patterns that read the
+    text once: a link's text holds no bracket, its address no parenthesis."""
+    return FILES_LINK.sub(r"\1[\2](\3)", FILES_URL.sub(r"\1=\2", text))
 
 
 def _text(value):
@@ -164,7 +342,11 @@ class SafeOutputs(Preprocessor):
                     (mime in ("image/png", "image/jpeg") and not BASE64.match(value)):
                 left_out.append(mime)
             elif mime == "text/html":
-                kept[mime] = clean_html(value)
+                made = None if too_many_tags(value) else clean_html(value)
+                if made is None or mathml.markup_depth(made) > HTML_DEPTH:
+                    left_out.append(mime)
+                else:
+                    kept[mime] = made
             else:
                 kept[mime] = value
         if left_out and "text/plain" not in kept:
@@ -184,4 +366,7 @@ def configure(c):
     """Make every nbconvert HTML page nbgrader renders (formgrader, feedback) sanitise learner
     content; a site's own preprocessors and filters stay, before these."""
     c.HTMLExporter.preprocessors.append("autograder.course.sanitize.SafeOutputs")
-    c.HTMLExporter.filters.update({"markdown2html": "autograder.course.sanitize.SafeMarkdown"})
+    c.HTMLExporter.filters.update({
+        "markdown2html": "autograder.course.sanitize.SafeMarkdown",
+        "highlight_code": "autograder.course.sanitize.SafeHighlight",
+        "strip_files_prefix": "autograder.course.sanitize.strip_files_prefix"})
