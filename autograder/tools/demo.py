@@ -12,12 +12,14 @@ advance (:func:`expected_scores`), and a test checks the demo's grades equal it 
 import csv
 import dataclasses
 import json
+import os
 import shutil
+import stat
 import sys
 import time
 from pathlib import Path
 
-from ..course import folders, instructor
+from ..course import folders, identity, instructor
 from ..engine import catalogue, grade, reference
 from ..engine.assignment import Assignment, Course
 from ..engine.result import gradescope_results
@@ -51,6 +53,44 @@ def learner_name(number):
     index = number - 1
     return (FIRST_NAMES[index % len(FIRST_NAMES)],
             LAST_NAMES[(index // len(FIRST_NAMES) + index) % len(LAST_NAMES)])
+
+
+class DemoStopped(RuntimeError):
+    """The demo cannot go on; the message says why, in the instructor's words."""
+
+
+def private_folder(path):
+    """Make ``path`` a folder only this account (and root) can enter, and check that it is one:
+    created with mode 700 (never more open, whatever the umask), a real folder (not a link),
+    owned by this account. Everything under it is this account's own doing, whatever modes the
+    tools working inside give their folders (nbgrader's release_assignment opens the exchange
+    root to 777)."""
+    os.mkdir(path, 0o700)
+    os.chmod(path, 0o700)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        raise DemoStopped(f"{path} could not be made a folder only this account can enter")
+    return Path(path)
+
+
+def refused_sentence(state, names):
+    """None if collect took every submission of ``names``; else what the instructor reads: how
+    many submissions were refused, for whom and why (the first few), and where all are listed."""
+    submitted = state / "submitted"
+    lines = []
+    for name in names:
+        refused = identity.read_refusals(submitted, name)
+        if not refused:
+            continue
+        students = sorted({e["student"] for e in refused})
+        lines.append(f"collect refused {len(refused)} submission(s) of {name}, for "
+                     f"{len(students)} learner(s) ({', '.join(map(identity.shown, students[:4]))}"
+                     f"{', ...' if len(students) > 4 else ''}); none of them can be graded:")
+        lines += ["  " + identity.refusal_line(e) for e in refused[:3]]
+        if len(refused) > 3:
+            lines.append(f"  ... and {len(refused) - 3} more, all listed in "
+                         f"{identity.refusals_path(submitted, name)}")
+    return "\n".join(lines) or None
 
 
 @dataclasses.dataclass
@@ -172,10 +212,12 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
     if output.exists():
         shutil.rmtree(output)
     state = output / "course"
-    # A private exchange: no other account can enter it, so every learner's folder there is this
-    # account's own doing and collect counts it for the name it bears (autograder.course.identity).
-    (state / "exchange").mkdir(parents=True)
-    (state / "exchange").chmod(0o700)
+    # A private exchange in fact: the demo's state (the exchange, the gradebook, the feedback)
+    # lies inside a folder only this account can enter, so every learner's folder in the
+    # exchange is this account's own doing, whatever modes nbgrader gives the folders inside, and
+    # collect counts it for the name it bears (autograder.course.identity.others_can_write).
+    output.mkdir(parents=True)
+    private_folder(state)
     learners = sample_class(size, course)
     expected = expected_scores(learners, course)
     names = assignments(course)
@@ -207,6 +249,9 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
     say("3/6 collecting")
     for assignment in names:
         instructor.nbgrader("collect", assignment, state=state, cwd=course.root)
+    refused = refused_sentence(state, names)
+    if refused:
+        raise DemoStopped(refused)
 
     say("4/6 grading in the sandbox, then recording grades with nbgrader autograde")
     for assignment in names:
@@ -269,6 +314,11 @@ def _read_grades(path):
     return grades
 
 
+def points(value):
+    """``1 point``, ``2 points``, ``0.5 points``."""
+    return f"{value:g} point" + ("" if value == 1 else "s")
+
+
 def grade_table(learners, grades, expected, names, maxima, written, flagged=None):
     """Autograded scores per learner and assignment, each "of" its maximum (`!` where a grade
     differs from the expected one), and what each learner submitted, with the assignments whose
@@ -277,7 +327,7 @@ def grade_table(learners, grades, expected, names, maxima, written, flagged=None
     ``maxima`` and ``written``: assignment -> its autograded and its written points."""
     flagged = flagged or {}
     lines = ["Autograded scores; " + ("written answers pending (graded by hand): " + ", ".join(
-        f"{a} {w:g} points" for a, w in written.items() if w) if any(written.values())
+        f"{a} {points(w)}" for a, w in written.items() if w) if any(written.values())
         else "no written answers") + "."]
     header = f"{'learner':<10} " + " ".join(f"{a:>20}" for a in names) + f" {'total':>12}  submitted"
     lines += [header, "-" * len(header)]
@@ -296,7 +346,11 @@ def grade_table(learners, grades, expected, names, maxima, written, flagged=None
 
 
 def main(course: Course | None = None) -> int:
-    summary = run(course=course)
+    try:
+        summary = run(course=course)
+    except DemoStopped as stopped:
+        print(f"demo stopped: {stopped}", file=sys.stderr)
+        return 1
     mismatched = [(l, a) for l, per in summary["expected"].items() for a, s in per.items()
                   if abs(summary["grades"].get(l, {}).get(a, -1) - s) > 1e-9]
     if mismatched:

@@ -1,16 +1,88 @@
 """`make demo`: the instructor's loop on a sample class whose every grade is known."""
 import csv
 import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from autograder.tools import demo
-from support import COURSE
-
-
-
+from support import BIN, COURSE, REPO
 
 SIZE = 16
+
+
+@pytest.fixture
+def ordinary_folder():
+    """A folder other accounts may pass through (755, under /var/tmp), as a home, /srv or /opt
+    is: pytest's own temporary folders lie under one only this account can enter, where any
+    exchange is private whatever its own mode."""
+    folder = Path(tempfile.mkdtemp(prefix="attention-demo-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    for above in [folder, *folder.parents]:
+        assert os.stat(above).st_mode & stat.S_IXOTH, f"{above} shuts others out"
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_make_demo_from_a_fresh_clone_in_an_ordinary_folder_prints_its_table(ordinary_folder):
+    """As the README runs it: `git clone`, then `make demo`, in a folder other accounts may pass
+    through. nbgrader's release_assignment opens the exchange root to 777; the demo's exchange
+    stays private in fact (it lies inside a folder only this account can enter), so collect
+    takes every sample learner's submission and the demo prints its table with every grade as
+    expected. (VENV: this environment, left as it is; a fresh clone's lock file is newer than
+    its stamp.)"""
+    clone = ordinary_folder / "attention-course"
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+    venv = BIN.parent
+    done = subprocess.run(["make", "demo", f"VENV={venv}", "-o", f"{venv}/.installed"],
+                          cwd=clone, capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    out = done.stdout
+    assert "Traceback" not in done.stderr and "refused" not in out + done.stderr
+    rows = [line for line in out.splitlines() if re.match(r"learner\d\d ", line)]
+    assert len(rows) == demo.CLASS_SIZE and not any(" !" in row for row in rows), out[-3000:]
+    header = next(line for line in out.splitlines() if line.startswith("Autograded scores"))
+    assert not re.search(r"\b1 points\b", header), header
+    summary = json.loads((clone / "demo-output" / "summary.json").read_text())
+    assert summary["grades"] == summary["expected"]
+    state = clone / "demo-output" / "course"
+    assert os.stat(state).st_mode & 0o077 == 0
+    assert not list((state / "refused").glob("*.json")) if (state / "refused").exists() else True
+
+
+def test_when_collect_refuses_the_demo_stops_saying_how_many_for_whom_and_why(
+        ordinary_folder, monkeypatch):
+    """The demo's state opened to others (as before it lay in a private folder): collect
+    refuses every sample learner, and the demo stops with that sentence, not with a traceback
+    from a later step."""
+    def opened(path):
+        path.mkdir(mode=0o755)
+        path.chmod(0o755)
+        return path
+    monkeypatch.setattr(demo, "private_folder", opened)
+    with pytest.raises(demo.DemoStopped) as stopped:
+        demo.run(output=ordinary_folder / "demo", size=2, quiet=True)
+    message = str(stopped.value)
+    first = demo.assignments()[0]
+    assert f"collect refused 2 submission(s) of {first}, for 2 learner(s) " \
+           f"(learner01, learner02)" in message, message
+    assert "learner01 is not an account on this machine, and other accounts can write" in message
+
+
+def test_the_table_says_1_point_and_2_points():
+    assert demo.points(1) == "1 point" and demo.points(2) == "2 points"
+    assert demo.points(0.5) == "0.5 points"
+    learners = {"learner01": {"a": demo.Plan("blank")}}
+    table = demo.grade_table(learners, {"learner01": {"a": 0}}, {"learner01": {"a": 0}}, ["a"],
+                             {"a": 3}, {"a": 1})
+    assert "a 1 point." in table.splitlines()[0]
 
 
 @pytest.mark.slow
