@@ -1,7 +1,8 @@
 """`make demo`: the instructor's whole loop on a sample class whose every score is known.
 
-release (nbgrader generate_assignment + release_assignment) -> each learner fetches, answers and
-submits through the nbgrader exchange -> collect -> grade (in parallel, in the sandbox) ->
+release (nbgrader generate_assignment + release_assignment) -> each learner fetches, answers, runs
+the notebook as their lab would (the course's kernel, top to bottom) and submits through the
+nbgrader exchange -> collect -> grade (in parallel, in the sandbox) ->
 nbgrader autograde (records the grades) -> generate_feedback -> export; then a Gradescope
 results.json per learner, an instructor report with figures, and the grade table.
 
@@ -9,12 +10,15 @@ The sample class mixes reference answers, correct alternatives, catalogued mista
 notebooks and a few cheating attempts, so the expected grade of every learner is known in
 advance (:func:`expected_scores`), and a test checks the demo's grades equal it exactly.
 """
+import concurrent.futures
+import contextlib
 import csv
 import dataclasses
 import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -177,6 +181,66 @@ def expected_scores(learners, course=None):
     return expected
 
 
+@contextlib.contextmanager
+def lab_environment(course):
+    """The environment ``make lab`` gives a learner's kernel: the course's kernel spec
+    (``learner/jupyter/kernels``, found through ``JUPYTER_PATH``) and one BLAS thread."""
+    kernels = course.root / "learner" / "jupyter"
+    saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "OPENBLAS_NUM_THREADS",
+                                            "OMP_NUM_THREADS")}
+    if kernels.is_dir():
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels),
+                                                                   saved["JUPYTER_PATH"]]))
+    os.environ.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run_as_in_a_lab(notebook, folder):
+    """``notebook`` (a dict) run top to bottom in the learner's ``folder`` with the course's
+    kernel, as *Run All* in the learner's lab runs it: an error is kept in its cell's output and
+    the cells after it still run. Returns the notebook with its outputs (its figures among them,
+    which the feedback shows in place of the demonstrations the grader does not run again)."""
+    import nbformat
+    from nbclient import NotebookClient
+    executed = nbformat.reads(json.dumps(notebook), as_version=4)
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    # the kernel's own notices (ipykernel's TCP warning) would only clutter the demo's output
+    NotebookClient(executed, timeout=600, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(folder)}}).execute(
+                       stderr=subprocess.DEVNULL)
+    return json.loads(nbformat.writes(executed))
+
+
+def run_answers(course, learners, scratch, jobs=None):
+    """(assignment name, plan description) -> the answer notebook as its learner's lab leaves it
+    after *Run All*, as JSON text: each distinct answer run once (the same code gives the same
+    outputs), two at a time, in folders of ``scratch``."""
+    answers = {}
+    for plans in learners.values():
+        for name, plan in plans.items():
+            answers.setdefault((name, plan.describe()), (name, plan))
+    jobs = max(1, min(jobs or 2, os.cpu_count() or 1, 2))
+
+    notebooks = [(name, answer_notebook(course.assignment(name), plan))
+                 for name, plan in answers.values()]
+
+    def run_one(item):
+        index, (name, notebook) = item
+        return json.dumps(run_as_in_a_lab(notebook, scratch / f"{index:03d}-{name}"))
+
+    with lab_environment(course), concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        texts = list(pool.map(run_one, enumerate(notebooks)))
+    shutil.rmtree(scratch, ignore_errors=True)
+    return dict(zip(answers, texts))
+
+
 # ------------------------------------------------------------------ the nbgrader exchange, in-process
 
 def _exchange_config(state, course):
@@ -236,14 +300,15 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
             first, last = learner_name(number)
             book.update_or_create_student(learner, first_name=first, last_name=last)
 
-    say(f"2/6 {len(learners)} learners fetch, answer and submit")
+    say(f"2/6 {len(learners)} learners answer and run their notebooks as their lab would "
+        f"(the course's kernel, Run All), then fetch and submit")
+    answered = run_answers(course, learners, output / "lab-runs", jobs)
     for learner, plans in learners.items():
         home = output / "learners" / learner
         for name, plan in plans.items():
             assignment = course.assignment(name)
             _exchange("fetch", state, course, name, learner, home)
-            (home / name / assignment.release.name).write_text(
-                json.dumps(answer_notebook(assignment, plan)))
+            (home / name / assignment.release.name).write_text(answered[(name, plan.describe())])
             _exchange("submit", state, course, name, learner, home)
 
     say("3/6 collecting")

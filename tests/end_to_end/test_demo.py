@@ -157,6 +157,49 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
             gradescope["output"]
     assert "Median grade: autograded " in report
     assert f"of {sum(maxima.values()):g}" in summary["table"]
+    # the sample learners ran their notebooks as their lab would: the feedback shows their own
+    # figures in place of the demonstrations the grader does not run again
+    for learner, plans in learners.items():
+        for assignment, plan in plans.items():
+            if plan.kind != "reference":
+                continue
+            [page] = (output / "course" / "feedback" / learner / assignment).glob("*.html")
+            text = page.read_text()
+            assert "figure(s) from your submitted notebook" in text, (learner, assignment)
+            assert "[this demonstration cell was not re-run" not in text, (learner, assignment)
+    # `make demo-lab` opens this class in the formgrader
+    assert sorted(formgrader_students(output / "course")) == sorted(learners)
+
+
+def formgrader_students(state):
+    """The student ids the formgrader of `make demo-lab` lists for the demo state ``state``."""
+    import socket
+    import time
+    import urllib.request
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = os.urandom(12).hex()
+    venv = BIN.parent
+    lab = subprocess.Popen(
+        ["make", "demo-lab", f"VENV={venv}", "-o", f"{venv}/.installed", f"DEMO_STATE={state}",
+         f"LAB_ARGS=--no-browser --port={port} --ServerApp.ip=127.0.0.1 "
+         f"--IdentityProvider.token={token}"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/formgrader/api/students"
+                                            f"?token={token}", timeout=30) as reply:
+                    return [student["id"] for student in json.loads(reply.read())]
+            except OSError:
+                assert lab.poll() is None, lab.stdout.read().decode()[-3000:]
+                assert time.monotonic() < deadline, "the formgrader did not answer"
+                time.sleep(1)
+    finally:
+        os.killpg(lab.pid, 15)
+        lab.wait(timeout=60)
 
 
 def test_report_labels_are_whole_test_names():
