@@ -305,6 +305,7 @@ class SafeCollect(ExchangeCollect):
         student = self.coursedir.student_id or "*"
         pattern = os.path.join(self.inbound_path, f"{student}+{glob.escape(assignment)}+*")
         self.examined, self.refused, self.owners, self.timestamps = set(), [], {}, {}
+        self.stamps = {}
         by_student = defaultdict(list)
         damaged = defaultdict(list)  # student -> her own folders that failed a check
         for path in sorted(glob.glob(pattern)):
@@ -386,6 +387,7 @@ class SafeCollect(ExchangeCollect):
             problem = late_change(path, stamp)
             if problem:
                 raise Refused(problem)
+            self.stamps[record["filename"]] = stamp  # checked again once copied
         record["timestamp"] = stamp
         self.owners[record["filename"]] = owners
         self.timestamps[record["filename"]] = record["stamp"] if written is None else None
@@ -436,6 +438,10 @@ class SafeCollect(ExchangeCollect):
 
         try:
             copy_regular_tree(src, dest, skip, self.log, owners=self.owners.get(name))
+            if name in self.stamps:  # nothing changed while it was checked and copied
+                problem = late_change(src, self.stamps[name])
+                if problem:
+                    raise Refused(problem)
         except (Refused, OSError) as refusal:  # changed between the check and the copy
             shutil.rmtree(dest, ignore_errors=True)
             with contextlib.suppress(OSError):

@@ -346,6 +346,43 @@ def test_any_change_after_a_submission_is_found_on_some_entry(tmp_path, monkeypa
     assert "has 2 names (hard links)" in exchange.late_change(other, now)
 
 
+def test_a_change_while_collect_copies_is_caught_once_copied(release, top, monkeypatch):
+    """A learner's older notebook moved over her latest one after collect checked the folder and
+    before it copied it: the folder is checked again once copied, and refused."""
+    needs_root()
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+    state, root = release, top / "exchange"
+    inbound = inbound_of(root)
+    inbound.mkdir(parents=True)
+    inbound.chmod(0o2733)  # a shared exchange, as nbgrader's release_assignment makes it
+    nobody = identity.account_uid("nobody")
+    now = utcnow()
+    older = plant(inbound, f"nobody+{ASSIGNMENT}+{stamp(now - datetime.timedelta(seconds=2))}",
+                  json.loads(COURSE.assignment(ASSIGNMENT).release.read_text()), owner=nobody)
+    latest = plant(inbound, f"nobody+{ASSIGNMENT}+{stamp(now)}", base(), owner=nobody)
+    monkeypatch.setattr(exchange, "SUBMIT_SPREAD", datetime.timedelta(seconds=0.2))
+    copy = exchange.copy_regular_tree
+
+    def copy_after_a_swap(source, *args, **kwargs):
+        time.sleep(0.3)
+        os.rename(older / NOTEBOOK, latest / NOTEBOOK)
+        return copy(source, *args, **kwargs)
+    monkeypatch.setattr(exchange, "copy_regular_tree", copy_after_a_swap)
+    settings = Config()
+    config.configure(settings, REPO)
+    settings.CourseDirectory.course_id = COURSE_ID
+    settings.Exchange.root = str(root)
+    coursedir = CourseDirectory(config=settings)
+    coursedir.assignment_id = ASSIGNMENT
+    exchange.SafeCollect(coursedir=coursedir, authenticator=Authenticator(config=settings),
+                         config=settings).start()
+    assert not (state / "submitted" / "nobody").exists()
+    [refused] = identity.read_refusals(state / "submitted", ASSIGNMENT)
+    assert refused["folder"] == latest.name and LATE in refused["reason"], refused
+
+
 # ------------------------------------------------------------------ a shared exchange, real accounts
 
 ATTACK = """import os, sys
