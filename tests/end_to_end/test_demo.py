@@ -165,8 +165,14 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
                 continue
             [page] = (output / "course" / "feedback" / learner / assignment).glob("*.html")
             text = page.read_text()
-            assert "figure(s) from your submitted notebook" in text, (learner, assignment)
-            assert "[this demonstration cell was not re-run" not in text, (learner, assignment)
+            [handed_in] = (output / "course" / "submitted" / learner / assignment).glob("*.ipynb")
+            drawn = [cell for cell in json.loads(handed_in.read_text())["cells"]
+                     if "demonstration" in cell.get("metadata", {}).get("tags", [])
+                     and any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))]
+            assert drawn, (learner, assignment)  # her lab drew figures...
+            # ...and each such cell shows them in her feedback
+            assert text.count("figure(s) from your submitted notebook") == len(drawn)
+            assert text.count("<img") >= len(drawn)
     # `make demo-lab` opens this class in the formgrader
     assert sorted(formgrader_students(output / "course")) == sorted(learners)
 
