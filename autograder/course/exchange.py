@@ -255,7 +255,23 @@ def sticky_inbound(inbound, log):
 
 
 class SafeReleaseAssignment(ExchangeReleaseAssignment):
-    """nbgrader's release step, giving the inbound the sticky bit (:func:`sticky_inbound`)."""
+    """nbgrader's release step, giving the inbound the sticky bit (:func:`sticky_inbound`) and
+    leaving a private exchange private."""
+
+    def ensure_root(self):
+        """nbgrader's, except that an exchange root this account owns and no other account can
+        enter (the course's own single-machine exchange, ``.course/exchange``, made 700) stays
+        so: nbgrader would open it to 777, and every folder in it could then be another
+        account's doing. A shared exchange's root is made 1777 by whoever sets it up
+        (docs/jupyterhub.md)."""
+        try:
+            info = os.lstat(self.root)
+        except OSError:
+            return super().ensure_root()
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() \
+                and not info.st_mode & 0o077:
+            return None
+        return super().ensure_root()
 
     def init_dest(self):
         super().init_dest()

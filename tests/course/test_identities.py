@@ -112,6 +112,22 @@ def test_an_exchange_is_private_only_when_no_other_account_can_write_into_it(top
         assert identity.others_can_write(inbound)
 
 
+def test_the_courses_own_exchange_stays_private_after_a_release(top, monkeypatch):
+    """One person on one machine, the course's state in a folder others may pass through:
+    ``.course/exchange`` is made 700, and nbgrader's release_assignment (which opens an exchange
+    root to 777) leaves it so; the inbound under it is private."""
+    state = top / "state"
+    monkeypatch.setenv("ATTENTION_COURSE_STATE", str(state))
+    for step in ("generate_assignment", "release_assignment"):
+        instructor.nbgrader(step, ASSIGNMENT, "--force",
+                            f"--CourseDirectory.release_directory={top / 'release'}",
+                            state=state)
+    assert os.stat(state).st_mode & 0o777 == 0o755  # others may pass through the state
+    assert os.stat(state / "exchange").st_mode & 0o777 == 0o700
+    inbound = inbound_of(state / "exchange")
+    assert inbound.is_dir() and not identity.others_can_write(inbound)
+
+
 # ------------------------------------------------------------------ CSV: exactly the gradebook's rows
 
 FORGED = "x\r02-scoring,,,mallory,Mallory,M,,47.0,0.0,47.0,47.0"
