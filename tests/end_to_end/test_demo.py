@@ -216,3 +216,14 @@ def test_report_labels_are_whole_test_names():
     labels = pass_rate_labels(keys)
     assert len(set(labels)) == len(set(keys))
     assert all(label.replace("\n", " ").endswith(name) for label, (_, name) in zip(labels, keys))
+
+
+def test_the_sample_learners_run_their_notebooks_with_the_courses_kernel():
+    """As in `make lab`: the kernel spec the demo's runs start is the course's own."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    before = dict(os.environ)
+    with demo.lab_environment(COURSE):
+        spec = KernelSpecManager().get_kernel_spec("python3")
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    assert "--IPKernelApp.kernel_class=helpers.kernel.Kernel" in spec.argv
+    assert dict(os.environ) == before
