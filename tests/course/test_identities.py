@@ -543,6 +543,11 @@ try:
         with open(os.path.join(b, nb), "wb") as out:
             out.write(data)
         os.utime(os.path.join(b, nb), ns=(info.st_atime_ns, info.st_mtime_ns))
+    elif action == "replace":   # her older notebook moved over the latest, every time put back
+        kept = {path: os.stat(path) for path in (a, b, os.path.join(b, nb))}
+        os.rename(os.path.join(a, nb), os.path.join(b, nb))
+        for path, info in kept.items():
+            os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
     elif action == "symlink":   # a link to her older notebook in place of the latest
         os.symlink(os.path.join(a, nb), os.path.join(b, "x"))
         os.rename(os.path.join(b, "x"), os.path.join(b, nb))
@@ -570,7 +575,8 @@ def test_no_other_account_can_change_what_a_learner_handed_in(who, people):
     file the learner's own: her older notebook moved over her latest one; the notebooks of her two
     submissions swapped by renames; a hard link to the older one, and the latest rewritten with the
     older's bytes and its times put back with ``utime`` (both as root: the kernel stops another
-    account, which is checked too); a symbolic link. Collect refuses the changed folder, names it
+    account, which is checked too); a symbolic link; the older moved over the latest and every
+    file's and folder's times put back (as root). Collect refuses the changed folder, names it
     with the reason, and takes none of that learner's submissions (an older one in its place is
     what the change aimed at). The folders themselves cannot be swapped: the inbound has the sticky
     bit. An honest learner in the same exchange is collected each time."""
@@ -635,6 +641,7 @@ def test_no_other_account_can_change_what_a_learner_handed_in(who, people):
         {"alice": ("carol", "move"), "bob": ("carol", "exchange")},
         {"alice": ("root", "link"), "bob": ("root", "rewrite")},
         {"alice": ("carol", "symlink"), "bob": ("carol", "rename")},
+        {"alice": ("root", "replace")},
     ]
     for attacks in rounds:
         for role in attacks:
@@ -645,7 +652,7 @@ def test_no_other_account_can_change_what_a_learner_handed_in(who, people):
         handed_in = {role: folders(role) for role in ("alice", "bob", "carol")}
         outcomes = {}
         for victim, (actor, action) in attacks.items():
-            if actor == "root":  # another account is stopped by the kernel; root is not
+            if action in ("link", "rewrite"):  # another account is stopped by the kernel
                 assert tamper("carol", action, victim).startswith("refused:"), action
             outcomes[victim] = tamper(actor, action, victim)
         assert outcomes == {victim: "refused: Operation not permitted" if action == "rename"
@@ -656,7 +663,7 @@ def test_no_other_account_can_change_what_a_learner_handed_in(who, people):
                    identity.read_refusals(state / "submitted", ASSIGNMENT)}
         taken = sorted(p.name for p in (state / "submitted").iterdir())
         changed = [victim for victim, (_, action) in attacks.items() if action != "rename"]
-        assert taken == sorted(names[r] for r in ("alice", "bob", "carol") if r not in changed)
+        assert taken == sorted(names[r] for r in ("carol", *attacks) if r not in changed)
         assert set(refused) == {f for victim in changed for f in handed_in[victim]}, refused
         assert f"{len(refused)} submission(s) of {ASSIGNMENT} refused" in log, log[-3000:]
         for victim in changed:
@@ -665,7 +672,7 @@ def test_no_other_account_can_change_what_a_learner_handed_in(who, people):
             untaken = f"another submission of {names[victim]}'s ({latest})"
             words = {"move": (LATE, LATE), "exchange": (LATE, LATE),
                      "link": ("has 2 names (hard links)", "has 2 names (hard links)"),
-                     "rewrite": (LATE, untaken),
+                     "rewrite": (LATE, untaken), "replace": (LATE, LATE),
                      "symlink": (f"{NOTEBOOK} is a symbolic link", untaken)}[action]
             assert words[0] in refused[latest], (action, refused[latest])
             assert words[1] in refused[older], (action, refused[older])
