@@ -60,12 +60,14 @@ def test_make_demo_from_a_fresh_clone_in_an_ordinary_folder_prints_its_table(ord
 
 def test_when_collect_refuses_the_demo_stops_saying_how_many_for_whom_and_why(
         ordinary_folder, monkeypatch):
-    """The demo's state opened to others (as before it lay in a private folder): collect
+    """The demo's state and exchange opened to others (as nbgrader left them before): collect
     refuses every sample learner, and the demo stops with that sentence, not with a traceback
     from a later step."""
     def opened(path):
         path.mkdir(mode=0o755)
         path.chmod(0o755)
+        (path / "exchange").mkdir()
+        (path / "exchange").chmod(0o777)
         return path
     monkeypatch.setattr(demo, "private_folder", opened)
     with pytest.raises(demo.DemoStopped) as stopped:
