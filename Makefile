@@ -4,19 +4,24 @@
 #   make demo            release, grade a sample class and print the grade table (instructors)
 #   make demo-lab        the instructor's lab on the demo's graded class: open its formgrader
 #   make test            everything the project checks (maintainers, CI)
+#   make check           the fast tier, for the inner loop: layers, types, suites, notebooks' structure
 #   make claims          every direction a notebook states, over a sweep of ten or more seeds
 #
 # PYTHON=python3.12 builds .venv with another interpreter (3.11 to 3.14); VENV=/path/to/env installs
 # into an environment that already exists instead of building .venv; LAB_ARGS passes flags to
 # JupyterLab (make lab LAB_ARGS="--port 8890 --no-browser") and LAB_ROOT the folder it shows (the
 # course's, by default); BENCH_ARGS passes flags to the benchmark
-# (make bench BENCH_ARGS="--capacity 10,40,160").
+# (make bench BENCH_ARGS="--capacity 10,40,160"). WHEELHOUSE=folder installs from that folder
+# alone, with no package index (a machine with no network); `make wheelhouse` fills it.
 PYTHON ?= python3
 VENV ?= .venv
 LAB_ARGS ?=
 LAB_ROOT ?= $(CURDIR)
 BENCH_ARGS ?=
+WHEELHOUSE ?=
 BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	$(if $(WHEELHOUSE),--no-index --find-links $(abspath $(WHEELHOUSE)))
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 HUB_STAMP := $(VENV)/.installed-hub
@@ -24,28 +29,44 @@ ASSIGNMENTS := $(notdir $(wildcard solutions/*))
 # nbgrader calls `alembic` by name: the environment's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab instructor-lab axe demo demo-lab test claims release bench lock clean help hub-env
+.PHONY: lab instructor-lab axe demo demo-lab test check claims release bench lock clean help hub-env wheelhouse
 
 help:
-	@sed -n '2,8p' Makefile
+	@sed -n '2,8p' Makefile | sed '/^#$$/d'
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(PIP) -r requirements.lock
+	$(PIP) --no-deps -e .
 	@touch $@
 
 # One BLAS thread: the course's matrices are small, and extra threads only contend on a laptop.
 $(DEV_STAMP): $(STAMP) requirements-dev.lock requirements-hub.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.lock
+	$(PIP) -r requirements-dev.lock
 	@touch $@
 
 # The instructor's environment on a JupyterHub (docs/jupyterhub.md): the course and JupyterHub.
 $(HUB_STAMP): $(STAMP) requirements-hub.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-hub.lock
+	$(PIP) -r requirements-hub.lock
 	@touch $@
 
 hub-env: $(HUB_STAMP)
+
+# Everything an install needs, gathered on a machine with network to carry to one without (docs in
+# README.md, "With no network"): every wheel requirements.lock and requirements-hub.lock pin, for
+# this machine's Python and platform (PYTHON=python3.12 for another), the build backend that
+# installs the course and the learners' package, and configurable-http-proxy with its node
+# modules, ready to run (npm/, when npm is here). WITH_DEV=1 adds the maintainers' test extras.
+WHEELHOUSE_DIR := $(or $(WHEELHOUSE),wheelhouse)
+wheelhouse:
+	$(PYTHON) -m pip download --quiet --disable-pip-version-check --dest $(WHEELHOUSE_DIR) \
+	  -r requirements.lock -r requirements-hub.lock $(if $(WITH_DEV),-r requirements-dev.lock) \
+	  "setuptools>=68" wheel
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-audit --no-fund --prefix $(WHEELHOUSE_DIR)/npm configurable-http-proxy@5.3.0; \
+	else echo "note: npm is not installed: the hub's configurable-http-proxy is not in the wheelhouse."; fi
+	@echo "$(WHEELHOUSE_DIR) holds $$(ls $(WHEELHOUSE_DIR)/*.whl $(WHEELHOUSE_DIR)/*.tar.gz 2>/dev/null | wc -l) packages." \
+	  "On the machine with no network: make lab WHEELHOUSE=$(abspath $(WHEELHOUSE_DIR)) (or demo, hub-env)."
 
 # Both labs start the course's kernel (learner/jupyter/kernels/python3, found through JUPYTER_PATH:
 # IPython's, reporting the language the notebooks record, so they open unmodified). The learner's
@@ -91,6 +112,14 @@ axe:
 
 test: $(DEV_STAMP) axe
 	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
+
+# The inner loop's tier (a few minutes): the engine's floors and types, every suite against its
+# catalogue (mutants lose points, alternatives keep them), the wire, and the notebooks' structure.
+# No notebook is run, no class graded: make test does that.
+CHECK := tests/test_engine_design.py tests/engine/test_suites.py tests/engine/test_suite_kit.py \
+	tests/engine/test_wire.py tests/engine/test_catalogue.py tests/assignments/test_notebooks.py
+check: $(DEV_STAMP)
+	$(BIN)/python -m pytest -n 2 -m "not slow" -q $(CHECK)
 
 release: $(STAMP)
 	$(BIN)/python -m autograder release $(ASSIGNMENTS)

@@ -3,7 +3,7 @@
 Instructor sources live in ``solutions/``; ``nbgrader generate_assignment`` writes the learner
 notebooks into ``notebooks/`` (the course's layout is ``[tool.autograder]`` in pyproject.toml). Everything nbgrader produces while a course runs (submissions,
 autograded copies, feedback, the gradebook, the grader's cache) lives under ``.course/`` in the
-course root (or ``$ATTENTION_COURSE_STATE``), which git ignores. ``nbgrader autograde`` grades with
+course root (or ``$AUTOGRADER_STATE``), which git ignores. ``nbgrader autograde`` grades with
 the course's hidden suites (``autograder.course.nbgrader_plugin.HiddenSuiteGrading``) and ``nbgrader
 collect`` refuses links and special files (``autograder.course.exchange.SafeCollect``): see
 ``autograder.course.config.configure``.

@@ -36,20 +36,25 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--course", metavar="ROOT", help="the course root (default: the one "
                         "nbgrader's configuration names, else the current folder)")
     commands = parser.add_subparsers(dest="command", required=True)
+    # Flags several commands share, declared once each.
+    jobs = argparse.ArgumentParser(add_help=False)
+    jobs.add_argument("--jobs", type=int, default=None,
+                      help="notebooks graded at once (default: one per core)")
+    visibility = argparse.ArgumentParser(add_help=False)
+    visibility.add_argument("--visibility", default="after_due_date", choices=VISIBILITIES,
+                            help="when learners see the hidden tests in Gradescope (default "
+                                 "%(default)s; the visible checks always show)")
 
-    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return commands.add_parser(name, parents=[common], **kwargs)
+    def command(name: str, *shared: argparse.ArgumentParser,
+                **kwargs: Any) -> argparse.ArgumentParser:
+        return commands.add_parser(name, parents=[common, *shared], **kwargs)
 
-    g = command("grade", help="grade submitted notebooks with the hidden suites")
+    g = command("grade", jobs, visibility, help="grade submitted notebooks with the hidden suites")
     g.add_argument("notebooks", nargs="+", metavar="NOTEBOOK")
     g.add_argument("--assignment", help="assignment id (default: from the folder or file name)")
     g.add_argument("--json", metavar="FILE", help="write results as JSON ('-' for stdout)")
     g.add_argument("--gradescope", metavar="FILE", help="write Gradescope results.json")
-    g.add_argument("--visibility", default="after_due_date", choices=VISIBILITIES,
-                   help="when learners see the hidden tests in Gradescope (default "
-                        "%(default)s; visible checks always show)")
     g.add_argument("--csv", metavar="FILE", help="write one row per notebook")
-    g.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: cores)")
     g.add_argument("--state", metavar="DIR",
                    help="remember finished results here; a rerun skips notebooks already graded")
     options.add_arguments(g)
@@ -58,10 +63,9 @@ def main(argv: list[str] | None = None) -> int:
                             "instructor notebooks with nbgrader")
     r.add_argument("assignments", nargs="*")
 
-    a = command("autograde", help="grade all submissions of an assignment in "
+    a = command("autograde", jobs, help="grade all submissions of an assignment in "
                             "parallel and record them in the nbgrader gradebook")
     a.add_argument("assignment")
-    a.add_argument("--jobs", type=int, default=None)
     a.add_argument("--student", action="append", help="only these students (repeatable)")
     a.add_argument("--lock-wait", type=float, default=120.0, metavar="SECONDS",
                    help="how long recording waits for a gradebook that another program (the "
@@ -70,14 +74,11 @@ def main(argv: list[str] | None = None) -> int:
 
     command("demo", help="release, grade a sample class, print the grade table")
 
-    z = command("gradescope", help="build the Gradescope autograder zip of an "
+    z = command("gradescope", visibility, help="build the Gradescope autograder zip of an "
                             "assignment")
     z.add_argument("assignment")
     z.add_argument("-o", "--output", help="the zip to write (default: "
                    "gradescope-ASSIGNMENT.zip)")
-    z.add_argument("--visibility", default="after_due_date", choices=VISIBILITIES,
-                   help="when learners see the hidden tests (default %(default)s; the visible "
-                        "checks always show)")
 
     t = command("gradescope-try", help="grade a notebook with an autograder zip in "
                             "Gradescope's layout on this machine (root, bubblewrap)")
@@ -150,7 +151,7 @@ def autograde_command(args: argparse.Namespace, course: Course) -> int:
     from .course.formats import flag_lines
     from .course.instructor import GradebookBusy, RecordingFailed, autograde, refusals
     from .engine.batch import HostFaults
-    from .engine.cache import StateFull
+    from .engine.atomic import StateFull
     assignment = course.assignment(args.assignment)
     faulted: HostFaults | None = None
     try:
@@ -185,7 +186,7 @@ def autograde_command(args: argparse.Namespace, course: Course) -> int:
 def grade_command(args: argparse.Namespace, course: Course) -> int:
     from .course.formats import table, write_csv
     from .engine.batch import HostFaults, grade_many
-    from .engine.cache import StateFull, write_atomically
+    from .engine.atomic import StateFull, write_atomically
     from .engine.result import gradescope_results
     from .sandbox.confinement import SandboxUnavailable
     target = course.assignment(args.assignment) if args.assignment else course

@@ -51,7 +51,7 @@ def course_state(tmp_path, monkeypatch):
     """A private .course/ (gradebook, exchange, submissions) for one test."""
     state = tmp_path / "course"
     state.mkdir()
-    monkeypatch.setenv("ATTENTION_COURSE_STATE", str(state))
+    monkeypatch.setenv("AUTOGRADER_STATE", str(state))
     return state
 
 
@@ -63,7 +63,7 @@ def write_notebook(path, notebook):
 
 def sandbox_mode():
     """Tests grade in the sandbox wherever bubblewrap exists (CI installs it)."""
-    return os.environ.get("ATTENTION_COURSE_SANDBOX", "auto")
+    return os.environ.get("AUTOGRADER_SANDBOX", "auto")
 
 
 # ------------------------------------------------------------------ real users (root only)

@@ -189,7 +189,7 @@ def test_below_the_course_layer_nothing_knows_this_course():
             assert word not in text, (name, word)
         tree = ast.parse(text)
         constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
-        assert not constants & {"solutions", "notebooks", "autograder/suites"}, name
+        assert not constants & {"solutions", "notebooks", "autograder/suites", "suites/"}, name
         if name != "autograder.engine.assignment":
             assert "suites" not in constants, name  # the Course's default folder name only
         if any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(tree)):
@@ -211,7 +211,8 @@ def test_an_assignment_knows_its_files_and_is_detected_from_a_notebook(tmp_path)
 
 def test_a_course_reads_its_layout_from_its_root(tmp_path):
     assert (COURSE.solutions, COURSE.release, COURSE.suites) == (
-        "solutions", "notebooks", "autograder/suites")
+        "solutions", "notebooks", "suites")
+    assert not COURSE.suites_folder.is_relative_to(REPO / "autograder")  # the course's, not the engine's
     bare = Course.from_root(tmp_path)  # no pyproject.toml: nbgrader's own defaults
     assert (bare.solutions, bare.release, bare.suites, bare.course_id) == (
         "source", "release", "suites", tmp_path.name)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .folders import course_root, gradebook_path, state_dir
+from .folders import course_root, environment, gradebook_path, state_dir
 from ..engine.assignment import Course
 
 
@@ -29,7 +29,7 @@ def configure(c: Any, root: str | Path | None = None) -> Any:
     # Only notebooks are released: nothing else from the source folder reaches learners.
     c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py"]
     # `make bench` measures stock nbgrader against this grader; only it sets this variable.
-    if not os.environ.get("ATTENTION_COURSE_STOCK_AUTOGRADE"):
+    if not environment("STOCK_AUTOGRADE"):
         from . import nbgrader_plugin
         nbgrader_plugin.configure(c)
     return c

@@ -8,12 +8,30 @@ folders) is the engine's :class:`~autograder.engine.assignment.Course`, read fro
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..engine.assignment import Course
 
-STATE_VARIABLE = "ATTENTION_COURSE_STATE"  # relocates the course's working state (.course/)
+PREFIX, OLD_PREFIX = "AUTOGRADER_", "ATTENTION_COURSE_"  # the engine's variables, then their old names
+STATE_VARIABLE = PREFIX + "STATE"  # relocates the course's working state (.course/)
+_warned: set[str] = set()
+
+
+def environment(name: str) -> str | None:
+    """The engine's environment variable ``AUTOGRADER_<name>`` (``STATE``, ``SANDBOX``,
+    ``STOCK_AUTOGRADE``), else its old name ``ATTENTION_COURSE_<name>``, which still works and
+    says once, on stderr, that it is deprecated."""
+    value = os.environ.get(PREFIX + name)
+    if value:
+        return value
+    value = os.environ.get(OLD_PREFIX + name)
+    if value and name not in _warned:
+        _warned.add(name)
+        print(f"note: ${OLD_PREFIX}{name} is deprecated and will stop working; set "
+              f"${PREFIX}{name} instead", file=sys.stderr)
+    return value or None
 
 
 def site_config(exclude: str | Path | None = None) -> Any:
@@ -52,10 +70,11 @@ def current_course() -> Course:
 
 
 def state_dir(root: str | Path | None = None) -> Path:
-    """Where the course's working state lives: ``$ATTENTION_COURSE_STATE``, else ``.course/`` in
-    the course root."""
-    if os.environ.get(STATE_VARIABLE):
-        return Path(os.environ[STATE_VARIABLE])
+    """Where the course's working state lives: ``$AUTOGRADER_STATE``, else ``.course/`` in the
+    course root."""
+    relocated = environment("STATE")
+    if relocated:
+        return Path(relocated)
     return Path(root or course_root()) / ".course"
 
 

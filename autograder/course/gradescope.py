@@ -32,7 +32,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ..engine import cache, grade, reference
+from ..engine import atomic, cache, closure, grade, reference
 from ..engine.assignment import Assignment, Course
 from ..engine.options import Options
 from ..engine.result import check_visibility, gradescope_results
@@ -56,7 +56,7 @@ def failure_json(message: str) -> dict[str, Any]:
 
 
 def write_json(path: str | Path, payload: dict[str, Any]) -> None:
-    cache.write_atomically(path, json.dumps(payload, indent=2) + "\n")
+    atomic.write_atomically(path, json.dumps(payload, indent=2) + "\n")
 
 
 # ------------------------------------------------------------------ the zip
@@ -74,7 +74,7 @@ def reference_notebook(assignment: Assignment) -> str:
 
 def _package_files(name: str) -> tuple[Path, list[Path]]:
     """(the folder holding package ``name``, its Python files), wherever it is installed."""
-    located = cache.closure([name])[0].get(name)
+    located = closure.closure([name])[0].get(name)
     if located is None or located.name != "__init__.py":
         raise LookupError(f"the package {name} cannot be found")
     folder = located.parent
@@ -85,20 +85,20 @@ def engine_files(assignment: Assignment) -> list[tuple[str, Path]]:
     """(name in the zip, file) of the code the grader runs: the engine and sandbox layers, the
     kit, this runner, and every module of another first-party package the engine or the suite
     imports (left out when it belongs to a learner package, which the zip ships whole)."""
-    top, files = _package_files(cache.ENGINE_PACKAGE)
+    top, files = _package_files(closure.ENGINE_PACKAGE)
     layers = {"engine", "sandbox"}
     wanted = [p for p in files if p.parent.name in layers
-              or p.parent == top / cache.ENGINE_PACKAGE and p.name in ("__init__.py", "kit.py")
+              or p.parent == top / closure.ENGINE_PACKAGE and p.name in ("__init__.py", "kit.py")
               or p == Path(__file__).resolve() or p == Path(__file__).resolve().parent / "__init__.py"]
     found = [(str(p.relative_to(top)), p) for p in wanted]
     modules = {cache.ENTRY_POINT}
     for path in cache.suite_files(assignment):
         if path.suffix == ".py":
-            modules |= cache.imported_names(path)
+            modules |= closure.imported_names(path)
     learner = set(assignment.course.learner_packages)
-    for name, path in sorted(cache.closure(modules)[0].items()):
+    for name, path in sorted(closure.closure(modules)[0].items()):
         package = name.split(".")[0]
-        if package != cache.ENGINE_PACKAGE and package not in learner:
+        if package != closure.ENGINE_PACKAGE and package not in learner:
             parents = len(name.split(".")) - (0 if path.name == "__init__.py" else 1)
             base = path.parents[parents]
             found.append((str(path.relative_to(base)), path))

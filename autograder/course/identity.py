@@ -21,7 +21,7 @@ import re
 import stat
 from pathlib import Path
 
-from ..engine.cache import write_atomically
+from ..engine.atomic import write_atomically
 
 ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}")
 ID_CHARACTERS = ("ASCII letters and digits and the characters _ . @ - (not first), at most 64 "

@@ -18,7 +18,7 @@ from .folders import STATE_VARIABLE, cache_dir, gradebook_path, state_dir
 from .recorder import Recorder, RecorderStopped
 from ..engine import batch
 from ..engine.assignment import Assignment
-from ..engine.cache import write_atomically
+from ..engine.atomic import write_atomically
 from ..engine.options import Options, config_arguments
 from ..engine.result import Result
 from ..sandbox import lifetime

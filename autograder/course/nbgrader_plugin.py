@@ -19,6 +19,7 @@ definition (``c.HiddenSuiteGrading.cell_timeout = 30`` in ``nbgrader_config.py``
 """
 from __future__ import annotations
 
+import collections
 import datetime
 import json
 import os
@@ -44,14 +45,17 @@ from ..engine.result import Result, TestResult
 from ..sandbox import lifetime
 
 FLAGS, ERRORS = "autograder_flags", "autograder_errors"  # in an autograded notebook's metadata
-SANDBOX_VARIABLE = "ATTENTION_COURSE_SANDBOX"  # the sandbox setting's default, for the tests
+SANDBOX_VARIABLE = "SANDBOX"  # $AUTOGRADER_SANDBOX: the sandbox setting's default, for the tests
 
 
 def feedback_markdown(exercise: str, tests: list[TestResult]) -> str:
-    """The markdown table of ``exercise``'s hidden tests; every text in it is escaped. When
-    every test fared alike with the same message (a function not written yet, a notebook that
-    did not run, a function that kept its points although the one it calls is wrong), the
-    message is given once, for all of them."""
+    """The markdown table of ``exercise``'s hidden tests; every text in it is escaped, but for
+    the names it quotes (`attend`), shown as code (:func:`sanitize.markdown_text_with_names`).
+    When every test fared alike with the same message (a function not written yet, a notebook
+    that did not run, a function that kept its points although the one it calls is wrong), the
+    message is given once, for all of them; a message several rows share is given once, as a
+    numbered note under the table, which those rows point to."""
+    text = sanitize.markdown_text_with_names
     name = f"`{exercise}`" if exercise.isidentifier() else sanitize.markdown_text(exercise)
     lines = [f"**Hidden tests of {name}**", "", "| test | points | what happened |",
              "|---|---|---|"]
@@ -61,12 +65,20 @@ def feedback_markdown(exercise: str, tests: list[TestResult]) -> str:
         total = sum(test.max_score for test in tests)
         scored = sum(test.score for test in tests)
         lines.append(f"| all {len(tests)} tests | {scored:g} / {total:g} | "
-                     f"{sanitize.markdown_text(tests[0].feedback)} |")
+                     f"{text(tests[0].feedback)} |")
         return "\n".join(lines)
+    counts = collections.Counter(test.feedback for test in tests if test.feedback)
+    notes = [m for m in dict.fromkeys(test.feedback for test in tests) if counts.get(m, 0) > 1]
     for test in tests:
-        mark = sanitize.markdown_text(test.feedback) if test.feedback else "passed"
+        if test.feedback in notes:
+            number = notes.index(test.feedback) + 1
+            mark = ("passed; " if test.passed else "") + f"see note {number} below"
+        else:
+            mark = text(test.feedback) if test.feedback else "passed"
         lines.append(f"| {sanitize.markdown_text(test.name.split(': ', 1)[-1])} | "
                      f"{test.score:g} / {test.max_score:g} | {mark} |")
+    if notes:
+        lines += [""] + [f"{number}. {text(note)}" for number, note in enumerate(notes, 1)]
     return "\n".join(lines)
 
 
@@ -114,7 +126,7 @@ def settings_traits() -> dict[str, TraitType[Any, Any]]:
     for setting in options.settings():
         default = setting.default
         if setting.name == "sandbox":
-            default = os.environ.get(SANDBOX_VARIABLE, default)
+            default = folders.environment(SANDBOX_VARIABLE) or default
         if setting.choices:
             trait: TraitType[Any, Any] = Enum(setting.choices, default_value=default,
                                               help=setting.help)

@@ -86,6 +86,31 @@ def markdown_text(text):
     return "".join(out)
 
 
+ESCAPED_NAME = re.compile(r"\\`((?:[A-Za-z]|\\_)(?:[A-Za-z0-9]|\\[_.])*)\\`")  # linear
+
+
+def markdown_text_with_names(text):
+    """:func:`markdown_text`, but a name quoted in backticks (`` `attend` ``, ``np.exp``) is
+    shown as code: only letters, digits, underscores and dots between the backticks, so a code
+    span can hold nothing but a name, whoever wrote the text."""
+    return ESCAPED_NAME.sub(lambda m: "`" + m.group(1).replace("\\", "") + "`",
+                            markdown_text(text))
+
+
+def code_span(text, limit=400):
+    """``text`` as a Markdown code span: what it says, readable as plain text in a ``.md`` file
+    and rendered literally by any Markdown renderer (no HTML, no emphasis, no links). Line breaks
+    become spaces; at most ``limit`` characters are kept; the fence is one backtick longer than
+    the longest run of backticks inside."""
+    flat = " ".join(str(text)[:limit].split())
+    if len(str(text)) > limit:
+        flat += " ..."
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or longest else ""
+    return f"{fence}{pad}{flat}{pad}{fence}" if flat else ""
+
+
 @pass_context  # marks the class, so its instances too: Jinja passes them the template's context
 class SafeMarkdown(LoggingConfigurable):
     """The exporter's ``markdown2html`` filter, then :func:`clean_html` on the HTML it made, then

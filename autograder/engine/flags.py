@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import Any, Callable
 
 AGENT_WORDS = ("__autograder", "grader-agent", "autograder_agent", "vnd.autograder")
 # Names that reach objects or code by a name built at run time, whatever they are called on.
@@ -339,8 +339,11 @@ def _words(source: str) -> list[str]:
     return found
 
 
-def scan(notebook: dict[str, Any]) -> list[str]:
-    """Flags, one line each, for the code cells of ``notebook`` (a cleaned notebook dict).
+def scan(notebook: dict[str, Any],
+         label: Callable[[dict[str, Any], int], str] | None = None) -> list[str]:
+    """Flags, one line each, for the code cells of ``notebook`` (a cleaned notebook dict), each
+    naming its cell as ``label(notebook, number)`` says (JupyterLab shows no cell numbers:
+    :func:`autograder.engine.notebook.cell_label` names a cell by what it defines or checks).
     MemoryError when a cell is too large to parse within the memory this process has."""
     flags: list[str] = []
     modules = {name: name for name in ("builtins", "np", "numpy", "sys", "json", "warnings")}
@@ -350,7 +353,8 @@ def scan(notebook: dict[str, Any]) -> list[str]:
             continue
         source = cell.get("source", "")
         where = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        label = f"cell {number}" + (f" ('{where}')" if where else "")
+        named = label(notebook, number) if label else f"cell {number}"
+        named += f" ('{where}')" if where and where not in named else ""
         finder = _Finder(modules)
         # What parses as Python, IPython runs as it is; the rest goes through its escapes. A
         # cell too large to parse raises MemoryError: the reader refuses the notebook.
@@ -367,5 +371,5 @@ def scan(notebook: dict[str, Any]) -> list[str]:
             except RecursionError:
                 finder.found.append("is nested too deeply to be read")
         for finding in dict.fromkeys(finder.found):  # once each, in order
-            flags.append(f"{label} {finding}")
+            flags.append(f"{named} {finding}")
     return flags[:50]

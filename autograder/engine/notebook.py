@@ -321,7 +321,7 @@ def _read_in_child(parent: int) -> None:
                 shown = _figures_of(document, wanted)
             notebook = canonical(check_structure(document), shown)
             del document
-            answer = {"notebook": notebook, "flags": flags.scan(notebook)}
+            answer = {"notebook": notebook, "flags": flags.scan(notebook, cell_label)}
             text = json.dumps(answer, ensure_ascii=False)
     except NotebookProblem as problem:
         text = json.dumps({"problem": str(problem)})
@@ -491,7 +491,7 @@ def cell_label(notebook: dict[str, Any], number: int) -> str:
     """How a learner finds code cell ``number`` (1-based, counting every cell) in JupyterLab,
     which shows no cell numbers: by the functions it defines ("the cell that defines `align`"),
     the check it holds ("the check of `align`"), or the heading above it ("a cell under 'Step 3 ·
-    Attend'"); its number only when nothing names it."""
+    Attend'"), or its first line; its number only when it is empty."""
     cells: list[Cell] = notebook.get("cells", [])
     cell: Cell = cells[number - 1] if 0 < number <= len(cells) else {}
     defined = DEFINED.findall(source(cell))
@@ -506,4 +506,7 @@ def cell_label(notebook: dict[str, Any], number: int) -> str:
             headings = HEADING.findall(source(above))
             if headings:
                 return f"a cell under '{headings[-1].strip().rstrip('#').strip()[:80]}'"
+    first = next((line.strip() for line in source(cell)[:4000].splitlines() if line.strip()), "")
+    if first:
+        return f"the cell beginning '{first[:60]}{'...' if len(first) > 60 else ''}'"
     return f"code cell {number}"

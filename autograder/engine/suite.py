@@ -195,6 +195,13 @@ def _feedback(report: pytest.TestReport) -> str:
     return "This check failed."
 
 
+def grading(config: pytest.Config) -> bool:
+    """Whether this pytest session is the grader running a suite (:func:`run`), which provides
+    the ``submission`` fixture itself: a suite run by hand
+    (:mod:`autograder.engine.standalone`) then adds nothing."""
+    return any(isinstance(plugin, _Plugin) for plugin in config.pluginmanager.get_plugins())
+
+
 def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
         select: str | None = None, exercises: Collection[str] | None = None
         ) -> list[TestResult]:

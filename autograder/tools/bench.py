@@ -423,7 +423,7 @@ def stock_path(root, per_assignment):
     for assignment in assignments():
         started = time.perf_counter()
         instructor.nbgrader("autograde", assignment, state=state,
-                            env_extra={"ATTENTION_COURSE_STOCK_AUTOGRADE": "1"}, check=False,
+                            env_extra={"AUTOGRADER_STOCK_AUTOGRADE": "1"}, check=False,
                             stock=True, cwd=course().root)
         each[assignment] = time.perf_counter() - started
     return {"count": len(paths), "seconds": sum(each.values()), "each": each}

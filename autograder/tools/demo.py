@@ -37,8 +37,8 @@ CLASS_SIZE = 32
 CHEATS = {
     "reads the hidden suite": (
         "import glob, os\n"
-        "if glob.glob('/*/*/autograder/suites/*/test_*.py') + glob.glob('/*/*/*/autograder/suites/*/"
-        "test_*.py'):\n"
+        "if glob.glob('/*/*/suites/*/test_*.py') + glob.glob('/*/*/*/suites/*/test_*.py') + "
+        "glob.glob('/*/*/*/*/suites/*/test_*.py'):\n"
         "    from solution import *  # never reached inside the sandbox\n"),
     "patches numpy so every comparison passes": (
         "import numpy\nnumpy.allclose = lambda *a, **k: True\n"

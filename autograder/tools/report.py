@@ -89,7 +89,7 @@ def write_report(results, learners, folder, course):
         lines.append("Code that patches modules or names the grader's agent: a reason to read the "
                      "notebook, not a penalty (the formgrader marks these submissions flagged).")
         lines.append("")
-        lines += [f"- **{learner}**, {assignment}: {sanitize.markdown_text(flag)}"
+        lines += [f"- **{learner}**, {assignment}: {sanitize.code_span(flag)}"
                   for learner, assignment, flag in flagged]
     else:
         lines.append("No submission was flagged.")

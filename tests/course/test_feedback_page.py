@@ -223,6 +223,52 @@ def test_a_blank_notebook_hears_once_per_function_that_it_is_not_written_yet(fee
     assert "not implemented yet" not in honest and "passed" in honest
 
 
+@pytest.mark.slow
+def test_the_blank_pages_index_has_no_empty_comment_links_and_its_tables_have_columns(feedback):
+    """nbgrader comments "No response." on every unanswered written answer: the index does not
+    link to them. The tests' tables are drawn with cell padding and borders, so their column
+    headers cannot run together ("pointswhat happened")."""
+    for learner, path in feedback.items():
+        page = path.read_text()
+        index = page.split('id="toc"', 1)[1].split("</nav>", 1)[0]
+        assert "Comment on" not in index, learner
+        assert re.search(r"div\.output_markdown th[^{]*\{[^}]*padding", page), learner
+        assert "<th>points</th>" in page.replace(' style="text-align: left"', "") or \
+            re.search(r"<th[^>]*>points</th>\s*<th[^>]*>what happened</th>", page), learner
+
+
+def restored(name, exercise, feedback, passed=True):
+    from autograder.engine.result import TestResult
+    return TestResult(name=f"{exercise}: {name}", exercise=exercise, score=1.0 if passed else 0,
+                      max_score=1.0, status="passed" if passed else "failed", feedback=feedback)
+
+
+def test_a_message_several_tests_share_is_said_once_and_names_show_as_code():
+    """The second chance's sentence ("`align` is right: it lost these points only because it
+    uses your `softmax`...") is the same for every test it restored: said once, as a note the
+    rows point to; the names it quotes render as code, not as backticks."""
+    from autograder.course.nbgrader_plugin import feedback_markdown
+    from autograder.engine import dependencies, suite
+    said = dependencies.restored_feedback("align", ["softmax", "attend"], True)
+    tests = [restored(f"test {i}", "align", said) for i in range(6)]
+    tests += [restored("kernel", "align", suite.KERNEL_WORD), restored("k2", "align", suite.KERNEL_WORD),
+              restored("a wrong one <b>", "align", "Wrong value: `x` is 3 <script>", passed=False)]
+    text = feedback_markdown("align", tests)
+    page = html_of(text)
+    assert html.unescape(page).count("is right: it lost these points") == 1, page
+    assert text.count("see note 1 below") == 6 and text.count("see note 2 below") == 2
+    assert "<code>align</code> is right" in page and "<code>softmax</code>" in page, page
+    assert "`" not in re.sub(r"<code>.*?</code>", "", page), page  # no raw backticks shown
+    assert "<script" not in page and "<b>" not in page
+    # a learner's own text cannot open a code span wider than a name
+    assert sanitize.markdown_text_with_names("`a b` `x<y` `ok`") == r"\`a b\` \`x&lt;y\` `ok`"
+
+
+def html_of(markdown_text):
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    return markdown2html_mistune(markdown_text)
+
+
 # ------------------------------------------------------------------------------ messages
 def test_a_cell_is_named_as_a_learner_finds_it():
     from autograder.engine.notebook import cell_label
@@ -236,7 +282,12 @@ def test_a_cell_is_named_as_a_learner_finds_it():
     assert cell_label(notebook, 2) == "a cell under 'Step 2 · Attend'"
     assert cell_label(notebook, 3) == "the cell that defines `attend`"
     assert cell_label(notebook, 4) == "the check of `attend`"
-    assert cell_label({"cells": notebook["cells"][1:]}, 1) == "code cell 1"
+    # nothing above names it: its first line does (JupyterLab shows no numbers)
+    assert cell_label({"cells": notebook["cells"][1:]}, 1) == "the cell beginning 'x = 1'"
+    long = {"cells": [{"cell_type": "code", "source": "\n\n  " + "z" * 100 + "\nmore"}]}
+    assert cell_label(long, 1) == "the cell beginning '" + "z" * 60 + "...'"
+    # only an empty cell, which cannot raise anything, is left with its number
+    assert cell_label({"cells": [{"cell_type": "code", "source": ""}]}, 1) == "code cell 1"
 
 
 @pytest.mark.slow

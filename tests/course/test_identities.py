@@ -440,7 +440,7 @@ def test_another_account_cannot_hand_in_work_as_a_learner_through_a_shared_excha
 
         def instructor(*args, check=True):
             done = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=900,
-                                  env={**os.environ, "ATTENTION_COURSE_STATE": str(state)})
+                                  env={**os.environ, "AUTOGRADER_STATE": str(state)})
             assert not check or done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
             return done
     else:
@@ -449,7 +449,7 @@ def test_another_account_cannot_hand_in_work_as_a_learner_through_a_shared_excha
 
         def instructor(*args, check=True):
             return run_as(teacher, homes["instructor"], *args, cwd=REPO, check=check,
-                          env={"ATTENTION_COURSE_STATE": str(state)})
+                          env={"AUTOGRADER_STATE": str(state)})
     flags = [f"--Exchange.root={exchange_root}", f"--CourseDirectory.course_id={COURSE_ID}"]
     nbgrader = str(BIN / "nbgrader")
     instructor(nbgrader, "generate_assignment", ASSIGNMENT, "--force",
@@ -706,7 +706,7 @@ def test_a_bad_folder_name_in_submitted_stops_neither_grading_nor_recording(rele
     done = subprocess.run([sys.executable, "-m", "autograder", "autograde", ASSIGNMENT,
                            "--require-sandbox", "--cell-timeout", "10", "--call-timeout", "5",
                            "--budget", "120"], cwd=REPO, capture_output=True, text=True,
-                          timeout=900, env={**os.environ, "ATTENTION_COURSE_STATE": str(state)})
+                          timeout=900, env={**os.environ, "AUTOGRADER_STATE": str(state)})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "refused, not graded" in done.stdout
     for name in BAD_NAMES:
@@ -879,6 +879,33 @@ def test_markdown_text_renders_as_exactly_its_text():
         assert spaced(text) == spaced(sample), (sample, rendered)
 
 
+def test_a_code_span_reads_as_its_text_in_a_file_and_renders_as_nothing_else():
+    """The instructor's report.md gives learner-derived text (flags) as code spans: read as a
+    plain file it carries no backslash escapes or entities, and rendered it is the text, never
+    markup."""
+    import random
+    import re
+    from html import unescape
+    generator = random.Random(1)
+    alphabet = "ab <>&\"'`*_[]()!#|\\~-+.=:/\n$%{}^@;,?"
+    samples = ["the cell that defines `row_normalize` assigns numpy.allclose",
+               "<img src=x onerror=alert(1)>", "``", "`", "[x](javascript:alert(1))", "**b**"]
+    samples += ["".join(generator.choice(alphabet) for _ in range(40)) for _ in range(300)]
+    for sample in samples:
+        span = sanitize.code_span(sample)
+        flat = " ".join(sample.split())
+        if not flat:
+            assert span == ""
+            continue
+        assert flat in span and "\\(" not in span.replace(flat, "")  # the text itself, unescaped
+        rendered = html_of_markdown(span)
+        assert "<img" not in rendered and "<a " not in rendered and "<em>" not in rendered
+        inner = re.fullmatch(r"<p><code>(.*)</code></p>\n?", rendered, re.S)
+        assert inner, (sample, rendered)
+        assert unescape(inner.group(1)).strip() == flat.strip(), (sample, rendered)
+    assert len(sanitize.code_span("x" * 10_000)) < 420
+
+
 def test_the_course_own_markdown_renders_the_same_once_sanitised():
     """Every markdown cell of every released notebook (hints in <details>, tables, math) gives
     the same HTML with the sanitiser as without, but for headings' anchor ids."""
@@ -977,7 +1004,7 @@ def test_the_formgrader_and_feedback_pages_of_a_hostile_submission_run_no_script
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         try:
-            with jupyterlab(REPO, REPO, tmp_path, {"ATTENTION_COURSE_STATE": str(state)}) as url:
+            with jupyterlab(REPO, REPO, tmp_path, {"AUTOGRADER_STATE": str(state)}) as url:
                 for student, submission in submissions.items():
                     page = browser.new_page()
                     text = no_script_ran(

@@ -658,7 +658,7 @@ def test_attacks_through_nbgrader_collect_autograde_and_feedback(who, request, s
     try:
         expected, refused = nbgrader_class(top)
         flags = [f"--Exchange.root={exchange}", "--CourseDirectory.course_id=attention-course"]
-        env = {"ATTENTION_COURSE_STATE": str(state), SECRET_NAME: SECRET_VALUE}
+        env = {"AUTOGRADER_STATE": str(state), SECRET_NAME: SECRET_VALUE}
         if who == "root":
             def instructor(*args):
                 done = subprocess.run(args, cwd=REPO, env={**os.environ, **env},

@@ -3,7 +3,7 @@
 A learner opens a notebook, writes the answer, runs everything, sees the visible check pass and
 the heatmap render, and validates through nbgrader's extension; an instructor opens the formgrader
 and sees a graded class. `make lab` itself starts the learners' lab, without the instructor's
-tools, in which released notebooks open unmodified; `make instructor-lab` keeps those tools. Screenshots go to $ATTENTION_COURSE_SCREENSHOTS (the README's come from
+tools, in which released notebooks open unmodified; `make instructor-lab` keeps those tools. Screenshots go to $AUTOGRADER_SCREENSHOTS (the README's come from
 here) or to the test's temporary folder.
 """
 import contextlib
@@ -93,7 +93,7 @@ def jupyterlab(root, cwd, logs, env_extra=None, make_target=None):
 
 
 def shots(tmp_path):
-    folder = Path(os.environ.get("ATTENTION_COURSE_SCREENSHOTS", tmp_path))
+    folder = Path(os.environ.get("AUTOGRADER_SCREENSHOTS", tmp_path))
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -191,7 +191,7 @@ def test_instructor_sees_the_graded_class_in_the_formgrader(browser, tmp_path):
     summary = demo.run(output=output, size=8, quiet=True)
     state = output / "course"
     folder = shots(tmp_path)
-    with jupyterlab(REPO, REPO, tmp_path, {"ATTENTION_COURSE_STATE": str(state)}) as url:
+    with jupyterlab(REPO, REPO, tmp_path, {"AUTOGRADER_STATE": str(state)}) as url:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(f"{url}/formgrader/manage_students?token={TOKEN}")
         page.wait_for_selector("text=learner01", timeout=120_000)

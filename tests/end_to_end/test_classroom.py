@@ -60,7 +60,7 @@ def test_release_submit_grade_feedback_export_with_real_users(people):
         "c.LateSubmissionPlugin.penalty_method = 'zero'\n")
     shutil.chown(home_t / ".jupyter", teacher, teacher)
     shutil.chown(home_t / ".jupyter" / "nbgrader_config.py", teacher, teacher)
-    course_env = {"ATTENTION_COURSE_STATE": str(state)}
+    course_env = {"AUTOGRADER_STATE": str(state)}
 
     def instructor(*args):
         return run_as(teacher, home_t, *args, cwd=REPO, env=course_env)

@@ -63,7 +63,7 @@ def grader(args, tmpdir, state=None):
     """Start ``python -m autograder ARGS`` with its own temporary folder (and course state)."""
     env = dict(os.environ, TMPDIR=str(tmpdir))
     if state is not None:
-        env["ATTENTION_COURSE_STATE"] = str(state)
+        env["AUTOGRADER_STATE"] = str(state)
     return subprocess.Popen([sys.executable, "-m", "autograder", *args], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

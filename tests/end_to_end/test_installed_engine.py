@@ -66,7 +66,7 @@ def course_folder(tmp_path):
     own: no engine code in it."""
     root = tmp_path / "course"
     for relative in ("pyproject.toml", "nbgrader_config.py", "requirements.lock",
-                     "autograder/suites/conftest.py"):
+                     "suites/conftest.py"):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / relative, root / relative)
     for folder in (COURSE.solutions, COURSE.release, COURSE.suites):
@@ -77,8 +77,8 @@ def course_folder(tmp_path):
 
 def run(python, *args, cwd, state):
     env = {"PATH": f"{Path(python).parent}:{Path(sys.executable).parent}:/usr/bin:/bin",
-           "HOME": str(cwd), "LANG": "C.UTF-8", "ATTENTION_COURSE_STATE": str(state),
-           "ATTENTION_COURSE_SANDBOX": sandbox_mode(), "OPENBLAS_NUM_THREADS": "1"}
+           "HOME": str(cwd), "LANG": "C.UTF-8", "AUTOGRADER_STATE": str(state),
+           "AUTOGRADER_SANDBOX": sandbox_mode(), "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run([str(python), *map(str, args)], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]

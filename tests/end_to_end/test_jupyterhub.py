@@ -284,7 +284,7 @@ def hub():
 
 SNOOP = """import glob, os
 targets = glob.glob('/home/*/attention-course/solutions/*/*.ipynb') + \\
-    glob.glob('/home/*/attention-course/autograder/suites/*/*.py') + \\
+    glob.glob('/home/*/attention-course/suites/*/*.py') + \\
     glob.glob('/home/*/attention-course/.course/gradebook.db') + \\
     glob.glob('{exchange}/**/*.ipynb', recursive=True)
 for path in targets:

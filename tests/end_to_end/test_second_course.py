@@ -102,7 +102,7 @@ def test_nbgrader_and_the_engines_autograde_grade_it_into_its_gradebook(course, 
     paths = submissions(course, state / "submitted")
     expected = {"alice": FULL, "bob": 0.0, "carol": FULL, "dan": 0.0}
     instructor.nbgrader("autograde", ASSIGNMENT, state=state, cwd=course.root,
-                        env_extra={"ATTENTION_COURSE_SANDBOX": sandbox_mode()})
+                        env_extra={"AUTOGRADER_SANDBOX": sandbox_mode()})
     with Gradebook(f"sqlite:///{state / 'gradebook.db'}") as book:
         assert {s: book.find_submission(ASSIGNMENT, s).score for s in paths} == expected
     # the engine's parallel autograde, recording with the course's own nbgrader step
@@ -141,3 +141,26 @@ def test_its_gradescope_zip_holds_its_suite_and_the_engine_and_grades_it(course,
         scores = {name: gradescope.try_zip(zipped, path)["score"] for name, path in paths.items()
                   if name in ("alice", "bob")}
     assert scores == {"alice": FULL, "bob": 0.0}
+
+
+def test_its_suite_runs_by_hand_against_the_reference_a_mutant_and_an_alternative(course):
+    """The engine's pytest plugin, turned on by one line in the course's suites/conftest.py,
+    finds this course from the suite's folder (a layout by default, at a depth of its own): the
+    reference passes, the mutant fails the tests it should, the alternative passes, and an
+    unknown name lists the valid ones."""
+    suite_folder = course.suites_folder / ASSIGNMENT
+
+    def by_hand(*args):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        return subprocess.run([sys.executable, "-m", "pytest", str(suite_folder), "-q",
+                               "-p", "no:cacheprovider", "-p", "no:randomly", *args],
+                              cwd=course.root, env=env, capture_output=True, text=True,
+                              timeout=300)
+    reference_run = by_hand()
+    assert reference_run.returncode == 0 and "3 passed" in reference_run.stdout, reference_run.stdout
+    mutant_run = by_hand("--mutant", "whole_mean")
+    assert mutant_run.returncode == 1 and "failed" in mutant_run.stdout, mutant_run.stdout
+    alternative_run = by_hand("--alternative", "center/by_sum")
+    assert alternative_run.returncode == 0, alternative_run.stdout
+    unknown = by_hand("--mutant", "no_such_mistake")
+    assert unknown.returncode != 0 and "center/whole_mean" in unknown.stdout + unknown.stderr

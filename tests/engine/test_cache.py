@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.engine import cache, catalogue, options
+from autograder.engine import cache, catalogue, closure, options
 from autograder.engine.assignment import Course
 from autograder.engine.options import Options
 from autograder.sandbox import confinement
@@ -30,7 +30,7 @@ def suite_modules(assignment):
     modules = {cache.ENTRY_POINT}
     for path in cache.suite_files(assignment):
         if path.suffix == ".py":
-            modules |= cache.imported_names(path)
+            modules |= closure.imported_names(path)
     return tuple(sorted(modules))
 
 
@@ -57,7 +57,7 @@ def run_in(top, script, *args, timeout=600):
 def test_the_grading_code_is_every_module_grading_loads():
     """The closure holds every module of the engine (and of helpers) that grading imports, the
     reference and the result among them, and nothing of the course layer or the tools."""
-    files, others = cache.closure(suite_modules(COURSE.assignment(ASSIGNMENT)))
+    files, others = closure.closure(suite_modules(COURSE.assignment(ASSIGNMENT)))
     assert {"autograder.engine.reference", "autograder.engine.result", "autograder.engine.grade",
             "autograder.engine.kernel", "autograder.engine.suite", "autograder.engine.wire",
             "autograder.sandbox.launcher", "autograder.kit", "helpers.checks"} <= set(files)
@@ -83,7 +83,7 @@ def test_a_changed_byte_in_any_grading_module_misses_the_cache(tmp_path):
     found = run_in(top, """
         import json, sys
         from pathlib import Path
-        from autograder.engine import cache
+        from autograder.engine import cache, closure
         from autograder.engine.assignment import Course
         from autograder.engine.options import Options
         from autograder.engine.result import Result
@@ -93,20 +93,20 @@ def test_a_changed_byte_in_any_grading_module_misses_the_cache(tmp_path):
         key = cache.content_key(assignment, Options(), submitted)
         cache.store(folder, key, Result("kept", assignment.name, []), None)
         modules = set(json.loads(sys.argv[5]))
-        files = cache.closure(modules)[0]
+        files = closure.closure(modules)[0]
         missed, outside = [], [n for n, p in files.items() if not p.is_relative_to(top)
                                 and n.split(".")[0] in ("autograder", "helpers")]
         for name, path in sorted(files.items()):
             original = path.read_bytes()
             path.write_bytes(original + b" ")
-            cache.code_digest.cache_clear()
+            closure.code_digest.cache_clear()
             try:
                 changed = cache.content_key(assignment, Options(), submitted)
                 if changed != key and cache.lookup(folder, changed) is None:
                     missed.append(name)
             finally:
                 path.write_bytes(original)
-        cache.code_digest.cache_clear()
+        closure.code_digest.cache_clear()
         print(json.dumps({"files": sorted(files), "missed": missed, "outside": outside,
                           "hit": cache.lookup(folder, key) is not None}))""",
                    top, tmp_path / "kept", REPO, ASSIGNMENT,
@@ -202,7 +202,7 @@ def test_every_import_statement_counts_however_nested(tmp_path):
         "if x:\n    pass\nelse:\n    with y:\n        for z in w:\n            import g\n"
         "match v:\n    case 1:\n        import h\n"
         "value = [__import__('not_a_statement')]\n")
-    assert cache.imported_names(path) == {"a", "b", "b.c", "d", "d.e", "f1", "f2", "f3", "g", "h"}
+    assert closure.imported_names(path) == {"a", "b", "b.c", "d", "d.e", "f1", "f2", "f3", "g", "h"}
 
 
 def test_a_file_graded_before_is_found_by_its_bytes_without_being_read_again(tmp_path,
@@ -319,13 +319,13 @@ def test_a_changed_byte_in_any_file_the_kernel_imports_misses_the_cache(tmp_path
     top, python = course_with_its_own_environment(tmp_path)
     done = subprocess.run([str(python), "-c", textwrap.dedent("""
         import json, sys
-        from autograder.engine import cache
+        from autograder.engine import cache, closure
         from autograder.engine.assignment import Course
         from autograder.engine.options import Options
         assignment = Course.from_root(sys.argv[1]).assignment("02-scoring")
         submitted = json.loads(assignment.release.read_text())
         key = cache.content_key(assignment, Options(), submitted)
-        files = cache.package_files(assignment.course.learner_packages)
+        files = closure.package_files(assignment.course.learner_packages)
         missed = []
         for path in files:
             original = path.read_bytes()

@@ -1,7 +1,7 @@
 """The suite kit (autograder.kit; its code in autograder/engine/testing.py) and suites that run on
 their own.
 
-A hidden suite runs by hand with ``pytest autograder/suites/NN-name``, against the reference, or
+A hidden suite runs by hand with ``pytest suites/NN-name``, against the reference, or
 against one catalogue entry with ``--mutant NAME`` / ``--alternative NAME``; the grader's run of the
 same suite is not affected. Every suite uses the kit's one ``call``, ``expect_close``,
 ``expect_clean_call`` and ``softmax`` rather than its own, and none reads the English of an error.
@@ -24,7 +24,7 @@ SUITE_FILES = sorted(COURSE.suites_folder.glob("*/test_*.py"))
 
 
 def run_suite(*args):
-    """``pytest autograder/suites/<...>`` in a subprocess, as someone fixing a suite types it."""
+    """``pytest suites/<...>`` in a subprocess, as someone fixing a suite types it."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "src")]
                                         + [p for p in [env.get("PYTHONPATH")] if p])
@@ -40,14 +40,14 @@ def failed_tests(output):
 # ------------------------------------------------------------------ suites that run alone
 
 def test_a_suite_runs_alone_against_the_reference():
-    result = run_suite("autograder/suites/02-scoring")
+    result = run_suite("suites/02-scoring")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert re.search(r"\b42 passed\b", result.stdout), result.stdout[-500:]
 
 
 @pytest.mark.parametrize("folder", [p.parent.name for p in SUITE_FILES])
 def test_every_suite_runs_alone_and_passes_against_its_reference(folder):
-    result = run_suite(f"autograder/suites/{folder}")
+    result = run_suite(f"suites/{folder}")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     found = COURSE.assignment(folder)
     count = len(grade.grade_local(found, reference.namespace(found)).tests)
@@ -55,7 +55,7 @@ def test_every_suite_runs_alone_and_passes_against_its_reference(folder):
 
 
 def test_a_suite_runs_alone_against_a_mutant_and_fails_its_function():
-    result = run_suite("autograder/suites/02-scoring", "--mutant", "dot_score/scaled")
+    result = run_suite("suites/02-scoring", "--mutant", "dot_score/scaled")
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
     failed = failed_tests(result.stdout)
     assert failed and all(name.startswith("test_dot_") for name in failed), failed
@@ -67,7 +67,7 @@ def test_a_mutant_fails_the_same_tests_alone_as_when_graded():
     entry = next(e for e in catalogue.entries(scoring) if e.key == "softmax/no_max")
     graded = grade.grade_local(scoring, entry.namespace(), retry=False)  # the suite alone
     graded_failures = {t.name for t in graded.tests if not t.passed}
-    result = run_suite("autograder/suites/02-scoring", "--mutant", "no_max")
+    result = run_suite("suites/02-scoring", "--mutant", "no_max")
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
     assert any(name.startswith("test_softmax_") for name in failed_tests(result.stdout))
     assert len(re.findall(r"^FAILED ", result.stdout, re.M)) == len(graded_failures), (
@@ -75,13 +75,13 @@ def test_a_mutant_fails_the_same_tests_alone_as_when_graded():
 
 
 def test_a_suite_runs_alone_against_an_alternative():
-    result = run_suite("autograder/suites/02-scoring", "--alternative", "softmax/log_sum_exp")
+    result = run_suite("suites/02-scoring", "--alternative", "softmax/log_sum_exp")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
 
 @pytest.mark.parametrize("option", ["--mutant", "--alternative"])
 def test_an_unknown_entry_is_a_usage_error_listing_the_valid_names(option):
-    result = run_suite("autograder/suites/02-scoring", option, "no_such_entry")
+    result = run_suite("suites/02-scoring", option, "no_such_entry")
     assert result.returncode == 4, result.stdout[-2000:] + result.stderr[-2000:]
     kind = option.lstrip("-")
     assert f"'no_such_entry' is not a {kind} of 02-scoring" in result.stderr

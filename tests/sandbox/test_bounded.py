@@ -966,7 +966,7 @@ def test_every_reader_of_a_learners_file_is_bounded(who, request):
     top = Path(tempfile.mkdtemp(prefix="hostile-readers-"))
     top.chmod(0o755)
     state, exchange, peak_file = top / "course", top / "exchange", top / "peaks.jsonl"
-    env = {"ATTENTION_COURSE_STATE": str(state), "PEAK_FILE": str(peak_file)}
+    env = {"AUTOGRADER_STATE": str(state), "PEAK_FILE": str(peak_file)}
     learners = hostile_class()
     try:
         for learner, (raw, _, _) in learners.items():
@@ -1034,7 +1034,7 @@ def test_every_reader_of_a_learners_file_is_bounded(who, request):
             peak_file.unlink()
             subprocess.run(measured_module("nbgrader", "autograde", ASSIGNMENT), cwd=REPO,
                            check=True, env={**os.environ, **env,
-                                            "ATTENTION_COURSE_STATE": str(direct)},
+                                            "AUTOGRADER_STATE": str(direct)},
                            capture_output=True, timeout=1800)
             alone = peaks(peak_file)["nbgrader"]
             print(f"[bounded] nbgrader autograde (grading in its own process): {alone:.0f} MiB")

@@ -1,5 +1,6 @@
 """The sandbox shows an allowlist; flags and the collect step read submissions as data."""
 import json
+import re
 import logging
 import os
 import subprocess
@@ -96,6 +97,23 @@ def test_inside_a_kernel_only_the_allowlist_is_mounted(tmp_path):
     assert set(env) <= set(confinement.kernel_environment("/")) | {"PWD", "SHLVL", "_"} | {
         "LC_CTYPE", "PYDEVD_USE_FRAME_EVAL", "TERM", "CLICOLOR", "FORCE_COLOR", "CLICOLOR_FORCE",
         "PAGER", "GIT_PAGER"}  # the last ones ipykernel sets for itself
+
+
+def test_flags_name_a_cell_as_a_reader_finds_it_never_by_number():
+    """JupyterLab shows no cell numbers: a flag names the cell by the function it defines, the
+    heading above it or its first line (what the grader's reader passes, notebook.cell_label)."""
+    from autograder.engine import notebook as notebooks
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": "# Setup"},
+             {"cell_type": "code", "metadata": {}, "source": "import numpy as np"},
+             {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "row_normalize"}},
+              "source": "def row_normalize(x):\n    return x\nnp.allclose = lambda *a: True"},
+             {"cell_type": "code", "metadata": {}, "source": "np.testing.x = 1"}]
+    found = flags.scan({"cells": cells}, notebooks.cell_label)
+    assert found[0].startswith("the cell that defines `row_normalize` assigns np.allclose")
+    assert found[-1].startswith("a cell under 'Setup' assigns np.testing.x"), found
+    assert not [line for line in found if re.search(r"\bcell \d", line)], found
+    alone = flags.scan({"cells": [cells[3]]}, notebooks.cell_label)
+    assert alone == ["the cell beginning 'np.testing.x = 1' assigns np.testing.x"], alone
 
 
 def test_flags_name_code_that_patches_modules_or_the_agent():
