@@ -2,6 +2,7 @@
 #   make lab             open the course in JupyterLab (learners)
 #   make instructor-lab  JupyterLab with nbgrader's instructor tools: formgrader, Create Assignment
 #   make demo            release, grade a sample class and print the grade table (instructors)
+#   make demo-lab        the instructor's lab on the demo's graded class: open its formgrader
 #   make test            everything the project checks (maintainers, CI)
 #   make check           the fast tier, for the inner loop: layers, types, suites, notebooks' structure
 #   make claims          every direction a notebook states, over a sweep of ten or more seeds
@@ -28,7 +29,7 @@ ASSIGNMENTS := $(notdir $(wildcard solutions/*))
 # nbgrader calls `alembic` by name: the environment's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab instructor-lab axe demo test check claims release bench lock clean help hub-env wheelhouse
+.PHONY: lab instructor-lab axe demo demo-lab test check claims release bench lock clean help hub-env wheelhouse
 
 help:
 	@sed -n '2,8p' Makefile | sed '/^#$$/d'
@@ -88,6 +89,14 @@ instructor-lab: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m autograder demo
+
+# The instructor's lab on the class `make demo` graded (its state: DEMO_STATE), with the
+# formgrader at /formgrader: the sample learners, their grades, flags and feedback.
+DEMO_STATE ?= $(CURDIR)/demo-output/course
+demo-lab: $(STAMP)
+	@test -f $(DEMO_STATE)/gradebook.db || { echo "no graded demo class in $(DEMO_STATE): run make demo first"; exit 1; }
+	@echo "the demo's class: open /formgrader in the lab's address (Nbgrader > Formgrader)"
+	$(call LAB,ATTENTION_COURSE_STATE=$(DEMO_STATE),)
 
 # axe-core, which the accessibility tests inject into pages: the version
 # tests/accessibility/package-lock.json pins, from npm (.ci/run installs npm; without it those tests

@@ -19,7 +19,22 @@ nbgrader's choice of the latest submission (or the latest before the due date, w
   may also belong to the collecting account (:mod:`autograder.course.identity`);
 - it holds no link and no special file;
 - its timestamp is not later than the folder's last change, as the kernel recorded it (a
-  timestamp from the future is refused), and ``timestamp.txt``, when there, says the same.
+  timestamp from the future is refused), and ``timestamp.txt``, when there, says the same;
+- in a shared exchange, nothing in it changed after it was handed in (:func:`late_change`):
+  ``nbgrader submit`` copies the folder, writes ``timestamp.txt`` and sets every mode within
+  moments of the time it names the folder after, so every entry's last change (its ``ctime``,
+  which the kernel sets on every write, rename, link or change of mode, and which no one but root
+  can set back) lies within :data:`SUBMIT_SPREAD` of the others and within
+  :data:`CLOCK_SLACK` of that time; and no file in it has a second name (a hard link).
+
+nbgrader leaves each submission folder writable by all (0777), so another account that learns
+its name can move or link files into it, remove them, or (in an inbound without the sticky bit)
+rename it: each of these changes some entry's ``ctime``. In a shared exchange a folder that belongs
+to the learner's account is one of hers; when one of them fails a check, collect takes none of
+hers (it can no longer tell which was her latest: an older one taken in its place is exactly what
+such a change would aim at), and says so for each. :class:`SafeReleaseAssignment` gives the
+inbound the sticky bit, so that no account but the folder's owner, the inbound's and root can
+rename or remove a submission folder (collect sets it too, on an inbound it owns).
 
 A refused submission is never copied; each is logged as an error, summed up at the end, and kept
 beside ``submitted/`` for ``python -m autograder autograde`` to list. The copy
@@ -39,6 +54,7 @@ from collections import defaultdict
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.utils import check_mode, parse_utc
 
 from . import identity
@@ -49,6 +65,11 @@ DIRECTORY = os.O_RDONLY | NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
 # How much later than the folder's last change a timestamp may be: the clocks of the machine a
 # learner submitted from and of the exchange's file server (a network file system) may differ.
 CLOCK_SLACK = datetime.timedelta(seconds=60)
+
+
+# How far apart the last changes of a submission's entries may lie: nbgrader submit sets the mode
+# of every file and folder it copied, last of all the folder's own, in one pass at its end.
+SUBMIT_SPREAD = datetime.timedelta(seconds=5)
 
 
 class Refused(Exception):
@@ -102,6 +123,42 @@ def find_problem(path, max_files=1000, owners=None):
     except OSError as error:
         where = os.path.relpath(error.filename, path) if error.filename else "the folder"
         return f"{identity.shown(where)} cannot be read ({error.strerror})"
+    return None
+
+
+def utc(seconds):
+    """A ``st_ctime`` as nbgrader's timestamps are: naive UTC."""
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
+
+
+def late_change(path, stamp, max_files=1000):
+    """A sentence if an entry of the submission folder ``path`` (the folder included) changed
+    after the submission was handed in at ``stamp`` (naive UTC): later than ``stamp`` and
+    :data:`CLOCK_SLACK`, or more than :data:`SUBMIT_SPREAD` after the submission's other
+    entries; or if a file in it has another name (a hard link, through which it could be changed);
+    else None. Links are not followed (:func:`find_problem` refuses them)."""
+    entries = [("the folder", os.lstat(path))]
+    for folder, folders, files in os.walk(path, followlinks=False):
+        for name in folders + files:
+            if len(entries) > max_files:
+                return f"it holds more than {max_files} files"
+            full = os.path.join(folder, name)
+            entries.append((identity.shown(os.path.relpath(full, path)), os.lstat(full)))
+    for shown, info in entries:
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            return (f"{shown} has {info.st_nlink} names (hard links): it could have been changed "
+                    f"through another")
+    shown, info = max(entries, key=lambda entry: entry[1].st_ctime_ns)
+    latest, earliest = utc(info.st_ctime), utc(min(i.st_ctime for _, i in entries))
+    where = "the folder was" if shown == "the folder" else f"{shown} was"
+    if latest > stamp + CLOCK_SLACK:
+        return (f"{where} changed at {latest:%Y-%m-%d %H:%M:%S} UTC, after the submission was "
+                f"handed in ({stamp:%Y-%m-%d %H:%M:%S} UTC): what a learner hands in is changed "
+                f"by no one afterwards")
+    if latest - earliest > SUBMIT_SPREAD:
+        return (f"{where} changed at {latest:%Y-%m-%d %H:%M:%S} UTC, "
+                f"{(latest - earliest).total_seconds():.0f} s after the rest of the submission: "
+                f"what a learner hands in is changed by no one afterwards")
     return None
 
 
@@ -170,6 +227,57 @@ def copy_regular_tree(source, destination, skip=lambda folder, name, size: False
         os.close(top)
 
 
+def untaken(student, damaged):
+    """Why none of ``student``'s submissions is taken: ``damaged`` (folder names) are hers and
+    failed a check."""
+    shown = identity.shown(student)
+    which = identity.shown(damaged[0]) + (f" and {len(damaged) - 1} more" if len(damaged) > 1
+                                          else "")
+    return (f"another submission of {shown}'s ({which}) is {shown}'s own folder and failed its "
+            f"checks, so collect cannot tell which of {shown}'s submissions is the latest and "
+            f"takes none of them: look at that folder, move it out of inbound/, and collect again")
+
+
+def sticky_inbound(inbound, log):
+    """Give the inbound the sticky bit if this account owns it and it lacks it: then no account
+    but a folder's owner, the inbound's owner and root can rename or remove a submission."""
+    try:
+        info = os.stat(inbound)
+        if info.st_uid != os.geteuid() or info.st_mode & stat.S_ISVTX:
+            return
+        os.chmod(inbound, stat.S_IMODE(info.st_mode) | stat.S_ISVTX)
+    except OSError as error:
+        log.warning("Could not give %s the sticky bit (%s): any account may rename or remove a "
+                    "submission folder there", inbound, error.strerror)
+        return
+    log.info("Gave %s the sticky bit: no other account can rename or remove a learner's "
+             "submission folder there", inbound)
+
+
+class SafeReleaseAssignment(ExchangeReleaseAssignment):
+    """nbgrader's release step, giving the inbound the sticky bit (:func:`sticky_inbound`) and
+    leaving a private exchange private."""
+
+    def ensure_root(self):
+        """nbgrader's, except that an exchange root this account owns and no other account can
+        enter (the course's own single-machine exchange, ``.course/exchange``, made 700) stays
+        so: nbgrader would open it to 777, and every folder in it could then be another
+        account's doing. A shared exchange's root is made 1777 by whoever sets it up
+        (docs/jupyterhub.md)."""
+        try:
+            info = os.lstat(self.root)
+        except OSError:
+            return super().ensure_root()
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() \
+                and not info.st_mode & 0o077:
+            return None
+        return super().ensure_root()
+
+    def init_dest(self):
+        super().init_dest()
+        sticky_inbound(self.inbound_path, self.log)
+
+
 def read_timestamp(folder):
     """The text of ``folder``'s ``timestamp.txt`` (stripped), None if there is none; raises
     :class:`Refused` if it cannot be read."""
@@ -208,23 +316,30 @@ class SafeCollect(ExchangeCollect):
         if not check_mode(self.inbound_path, read=True, execute=True):
             self.fail(f"You don't have read permissions for the directory: {self.inbound_path}")
         self.shared = identity.others_can_write(self.inbound_path)
+        if self.shared:
+            sticky_inbound(self.inbound_path, self.log)
         student = self.coursedir.student_id or "*"
         pattern = os.path.join(self.inbound_path, f"{student}+{glob.escape(assignment)}+*")
         self.examined, self.refused, self.owners, self.timestamps = set(), [], {}, {}
+        self.stamps = {}
         by_student = defaultdict(list)
-        for path in glob.glob(pattern):
+        damaged = defaultdict(list)  # student -> her own folders that failed a check
+        for path in sorted(glob.glob(pattern)):
             name = os.path.basename(path)
             self.examined.add(name)
             record = self.record(name)
             try:
                 self.check(path, record)
-            except Refused as refusal:
-                self.refuse(name, record["username"], str(refusal))
-                continue
-            except OSError as error:  # changed or removed while it was read
-                self.refuse(name, record["username"], f"it could not be read ({error.strerror})")
+            except (Refused, OSError) as refusal:  # OSError: changed or removed while read
+                self.refuse(name, record["username"], str(refusal) if isinstance(
+                    refusal, Refused) else f"it could not be read ({refusal.strerror})")
+                if self.shared and self.learners_own(path, record["username"]):
+                    damaged[record["username"]].append(name)
                 continue
             by_student[record["username"]].append(record)
+        for student, names in damaged.items():
+            for record in by_student.pop(student, []):
+                self.refuse(record["filename"], student, untaken(student, names))
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gradebook:
             try:
                 self.duedate = gradebook.find_assignment(assignment).duedate
@@ -234,6 +349,16 @@ class SafeCollect(ExchangeCollect):
         # this collect checks owners itself (check() and do_copy()), and refuses what nbgrader
         # would only warn of
         self.check_owner = False
+
+    @staticmethod
+    def learners_own(path, student):
+        """Whether the folder ``path`` belongs to the account of ``student``: one of the
+        submissions that learner handed in, whatever happened to it since."""
+        uid = identity.account_uid(student)
+        try:
+            return uid is not None and os.lstat(path).st_uid == uid
+        except OSError:
+            return False
 
     def record(self, name):
         """nbgrader's record of the folder ``name``: its student id and timestamp (the text after
@@ -270,11 +395,15 @@ class SafeCollect(ExchangeCollect):
             if not agrees:
                 raise Refused(f"its timestamp.txt says {identity.shown(written)}, its name "
                               f"{identity.shown(record['stamp'])}")
-        changed = datetime.datetime.fromtimestamp(os.lstat(path).st_ctime, datetime.timezone.utc)
-        changed = changed.replace(tzinfo=None)  # nbgrader's timestamps are naive UTC
+        changed = utc(os.lstat(path).st_ctime)
         if stamp > changed + CLOCK_SLACK:
             raise Refused(f"its timestamp {stamp:%Y-%m-%d %H:%M:%S} UTC is in the future: the "
                           f"folder was last changed at {changed:%Y-%m-%d %H:%M:%S} UTC")
+        if self.shared:
+            problem = late_change(path, stamp)
+            if problem:
+                raise Refused(problem)
+            self.stamps[record["filename"]] = stamp  # checked again once copied
         record["timestamp"] = stamp
         self.owners[record["filename"]] = owners
         self.timestamps[record["filename"]] = record["stamp"] if written is None else None
@@ -291,8 +420,7 @@ class SafeCollect(ExchangeCollect):
 
     def refuse(self, name, student, reason):
         self.refused.append({"folder": name, "student": student, "reason": reason})
-        self.log.error("Refused the submission %s of %s: %s. It is not collected; the "
-                       "student's latest submission that passes the checks counts instead.",
+        self.log.error("Refused the submission %s of %s: %s. It is not collected.",
                        identity.shown(name), identity.shown(student), reason)
 
     def copy_files(self):
@@ -326,6 +454,10 @@ class SafeCollect(ExchangeCollect):
 
         try:
             copy_regular_tree(src, dest, skip, self.log, owners=self.owners.get(name))
+            if name in self.stamps:  # nothing changed while it was checked and copied
+                problem = late_change(src, self.stamps[name])
+                if problem:
+                    raise Refused(problem)
         except (Refused, OSError) as refusal:  # changed between the check and the copy
             shutil.rmtree(dest, ignore_errors=True)
             with contextlib.suppress(OSError):

@@ -318,6 +318,7 @@ def configure(c: Any) -> None:
     takes (:mod:`autograder.course.exchange`), ``nbgrader export`` quote its CSV and every HTML page
     nbgrader renders sanitise learner content (called from nbgrader_config.py)."""
     c.ExchangeFactory.collect = "autograder.course.exchange.SafeCollect"
+    c.ExchangeFactory.release_assignment = "autograder.course.exchange.SafeReleaseAssignment"
     c.ExportApp.plugin_class = "autograder.course.export.QuotedCsvExport"
     sanitize.configure(c)
     feedback_page.configure(c)

@@ -1,7 +1,8 @@
 """`make demo`: the instructor's whole loop on a sample class whose every score is known.
 
-release (nbgrader generate_assignment + release_assignment) -> each learner fetches, answers and
-submits through the nbgrader exchange -> collect -> grade (in parallel, in the sandbox) ->
+release (nbgrader generate_assignment + release_assignment) -> each learner fetches, answers, runs
+the notebook as their lab would (the course's kernel, top to bottom) and submits through the
+nbgrader exchange -> collect -> grade (in parallel, in the sandbox) ->
 nbgrader autograde (records the grades) -> generate_feedback -> export; then a Gradescope
 results.json per learner, an instructor report with figures, and the grade table.
 
@@ -9,15 +10,20 @@ The sample class mixes reference answers, correct alternatives, catalogued mista
 notebooks and a few cheating attempts, so the expected grade of every learner is known in
 advance (:func:`expected_scores`), and a test checks the demo's grades equal it exactly.
 """
+import concurrent.futures
+import contextlib
 import csv
 import dataclasses
 import json
+import os
 import shutil
+import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from ..course import folders, instructor
+from ..course import folders, identity, instructor
 from ..engine import catalogue, grade, reference
 from ..engine.assignment import Assignment, Course
 from ..engine.result import gradescope_results
@@ -51,6 +57,44 @@ def learner_name(number):
     index = number - 1
     return (FIRST_NAMES[index % len(FIRST_NAMES)],
             LAST_NAMES[(index // len(FIRST_NAMES) + index) % len(LAST_NAMES)])
+
+
+class DemoStopped(RuntimeError):
+    """The demo cannot go on; the message says why, in the instructor's words."""
+
+
+def private_folder(path):
+    """Make ``path`` a folder only this account (and root) can enter, and check that it is one:
+    created with mode 700 (never more open, whatever the umask), a real folder (not a link),
+    owned by this account. Everything under it is this account's own doing, whatever modes the
+    tools working inside give their folders (nbgrader's release_assignment opens the exchange
+    root to 777)."""
+    os.mkdir(path, 0o700)
+    os.chmod(path, 0o700)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        raise DemoStopped(f"{path} could not be made a folder only this account can enter")
+    return Path(path)
+
+
+def refused_sentence(state, names):
+    """None if collect took every submission of ``names``; else what the instructor reads: how
+    many submissions were refused, for whom and why (the first few), and where all are listed."""
+    submitted = state / "submitted"
+    lines = []
+    for name in names:
+        refused = identity.read_refusals(submitted, name)
+        if not refused:
+            continue
+        students = sorted({e["student"] for e in refused})
+        lines.append(f"collect refused {len(refused)} submission(s) of {name}, for "
+                     f"{len(students)} learner(s) ({', '.join(map(identity.shown, students[:4]))}"
+                     f"{', ...' if len(students) > 4 else ''}); none of them can be graded:")
+        lines += ["  " + identity.refusal_line(e) for e in refused[:3]]
+        if len(refused) > 3:
+            lines.append(f"  ... and {len(refused) - 3} more, all listed in "
+                         f"{identity.refusals_path(submitted, name)}")
+    return "\n".join(lines) or None
 
 
 @dataclasses.dataclass
@@ -137,6 +181,66 @@ def expected_scores(learners, course=None):
     return expected
 
 
+@contextlib.contextmanager
+def lab_environment(course):
+    """The environment ``make lab`` gives a learner's kernel: the course's kernel spec
+    (``learner/jupyter/kernels``, found through ``JUPYTER_PATH``) and one BLAS thread."""
+    kernels = course.root / "learner" / "jupyter"
+    saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "OPENBLAS_NUM_THREADS",
+                                            "OMP_NUM_THREADS")}
+    if kernels.is_dir():
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels),
+                                                                   saved["JUPYTER_PATH"]]))
+    os.environ.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run_as_in_a_lab(notebook, folder):
+    """``notebook`` (a dict) run top to bottom in the learner's ``folder`` with the course's
+    kernel, as *Run All* in the learner's lab runs it: an error is kept in its cell's output and
+    the cells after it still run. Returns the notebook with its outputs (its figures among them,
+    which the feedback shows in place of the demonstrations the grader does not run again)."""
+    import nbformat
+    from nbclient import NotebookClient
+    executed = nbformat.reads(json.dumps(notebook), as_version=4)
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    # the kernel's own notices (ipykernel's TCP warning) would only clutter the demo's output
+    NotebookClient(executed, timeout=600, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(folder)}}).execute(
+                       stderr=subprocess.DEVNULL)
+    return json.loads(nbformat.writes(executed))
+
+
+def run_answers(course, learners, scratch, jobs=None):
+    """(assignment name, plan description) -> the answer notebook as its learner's lab leaves it
+    after *Run All*, as JSON text: each distinct answer run once (the same code gives the same
+    outputs), two at a time, in folders of ``scratch``."""
+    answers = {}
+    for plans in learners.values():
+        for name, plan in plans.items():
+            answers.setdefault((name, plan.describe()), (name, plan))
+    jobs = max(1, min(jobs or 2, os.cpu_count() or 1, 2))
+
+    notebooks = [(name, answer_notebook(course.assignment(name), plan))
+                 for name, plan in answers.values()]
+
+    def run_one(item):
+        index, (name, notebook) = item
+        return json.dumps(run_as_in_a_lab(notebook, scratch / f"{index:03d}-{name}"))
+
+    with lab_environment(course), concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        texts = list(pool.map(run_one, enumerate(notebooks)))
+    shutil.rmtree(scratch, ignore_errors=True)
+    return dict(zip(answers, texts))
+
+
 # ------------------------------------------------------------------ the nbgrader exchange, in-process
 
 def _exchange_config(state, course):
@@ -172,10 +276,12 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
     if output.exists():
         shutil.rmtree(output)
     state = output / "course"
-    # A private exchange: no other account can enter it, so every learner's folder there is this
-    # account's own doing and collect counts it for the name it bears (autograder.course.identity).
-    (state / "exchange").mkdir(parents=True)
-    (state / "exchange").chmod(0o700)
+    # A private exchange in fact: the demo's state (the exchange, the gradebook, the feedback)
+    # lies inside a folder only this account can enter, so every learner's folder in the
+    # exchange is this account's own doing, whatever modes nbgrader gives the folders inside, and
+    # collect counts it for the name it bears (autograder.course.identity.others_can_write).
+    output.mkdir(parents=True)
+    private_folder(state)
     learners = sample_class(size, course)
     expected = expected_scores(learners, course)
     names = assignments(course)
@@ -194,19 +300,23 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
             first, last = learner_name(number)
             book.update_or_create_student(learner, first_name=first, last_name=last)
 
-    say(f"2/6 {len(learners)} learners fetch, answer and submit")
+    say(f"2/6 {len(learners)} learners answer and run their notebooks as their lab would "
+        f"(the course's kernel, Run All), then fetch and submit")
+    answered = run_answers(course, learners, output / "lab-runs", jobs)
     for learner, plans in learners.items():
         home = output / "learners" / learner
         for name, plan in plans.items():
             assignment = course.assignment(name)
             _exchange("fetch", state, course, name, learner, home)
-            (home / name / assignment.release.name).write_text(
-                json.dumps(answer_notebook(assignment, plan)))
+            (home / name / assignment.release.name).write_text(answered[(name, plan.describe())])
             _exchange("submit", state, course, name, learner, home)
 
     say("3/6 collecting")
     for assignment in names:
         instructor.nbgrader("collect", assignment, state=state, cwd=course.root)
+    refused = refused_sentence(state, names)
+    if refused:
+        raise DemoStopped(refused)
 
     say("4/6 grading in the sandbox, then recording grades with nbgrader autograde")
     for assignment in names:
@@ -269,6 +379,11 @@ def _read_grades(path):
     return grades
 
 
+def points(value):
+    """``1 point``, ``2 points``, ``0.5 points``."""
+    return f"{value:g} point" + ("" if value == 1 else "s")
+
+
 def grade_table(learners, grades, expected, names, maxima, written, flagged=None):
     """Autograded scores per learner and assignment, each "of" its maximum (`!` where a grade
     differs from the expected one), and what each learner submitted, with the assignments whose
@@ -277,7 +392,7 @@ def grade_table(learners, grades, expected, names, maxima, written, flagged=None
     ``maxima`` and ``written``: assignment -> its autograded and its written points."""
     flagged = flagged or {}
     lines = ["Autograded scores; " + ("written answers pending (graded by hand): " + ", ".join(
-        f"{a} {w:g} points" for a, w in written.items() if w) if any(written.values())
+        f"{a} {points(w)}" for a, w in written.items() if w) if any(written.values())
         else "no written answers") + "."]
     header = f"{'learner':<10} " + " ".join(f"{a:>20}" for a in names) + f" {'total':>12}  submitted"
     lines += [header, "-" * len(header)]
@@ -296,7 +411,11 @@ def grade_table(learners, grades, expected, names, maxima, written, flagged=None
 
 
 def main(course: Course | None = None) -> int:
-    summary = run(course=course)
+    try:
+        summary = run(course=course)
+    except DemoStopped as stopped:
+        print(f"demo stopped: {stopped}", file=sys.stderr)
+        return 1
     mismatched = [(l, a) for l, per in summary["expected"].items() for a, s in per.items()
                   if abs(summary["grades"].get(l, {}).get(a, -1) - s) > 1e-9]
     if mismatched:

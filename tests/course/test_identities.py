@@ -112,6 +112,22 @@ def test_an_exchange_is_private_only_when_no_other_account_can_write_into_it(top
         assert identity.others_can_write(inbound)
 
 
+def test_the_courses_own_exchange_stays_private_after_a_release(top, monkeypatch):
+    """One person on one machine, the course's state in a folder others may pass through:
+    ``.course/exchange`` is made 700, and nbgrader's release_assignment (which opens an exchange
+    root to 777) leaves it so; the inbound under it is private."""
+    state = top / "state"
+    monkeypatch.setenv("ATTENTION_COURSE_STATE", str(state))
+    for step in ("generate_assignment", "release_assignment"):
+        instructor.nbgrader(step, ASSIGNMENT, "--force",
+                            f"--CourseDirectory.release_directory={top / 'release'}",
+                            state=state)
+    assert os.stat(state).st_mode & 0o777 == 0o755  # others may pass through the state
+    assert os.stat(state / "exchange").st_mode & 0o777 == 0o700
+    inbound = inbound_of(state / "exchange")
+    assert inbound.is_dir() and not identity.others_can_write(inbound)
+
+
 # ------------------------------------------------------------------ CSV: exactly the gradebook's rows
 
 FORGED = "x\r02-scoring,,,mallory,Mallory,M,,47.0,0.0,47.0,47.0"
@@ -323,6 +339,66 @@ def test_the_owner_is_checked_again_on_each_file_as_it_is_copied(release, privat
     assert refused["student"] == "bob" and f"{NOTEBOOK} belongs to nobody" in refused["reason"]
 
 
+def test_any_change_after_a_submission_is_found_on_some_entry(tmp_path, monkeypatch):
+    """What collect checks in a shared exchange (:func:`exchange.late_change`): every entry's
+    last change (its ctime, which a write, a rename, a link or ``utime`` moves and no account but
+    root can set back) lies within moments of the others' and of the submission's time, and no
+    file has a second name."""
+    now = utcnow().replace(tzinfo=None)
+    folder = plant(tmp_path, f"alice+{ASSIGNMENT}+{stamp(now)}", base())
+    assert exchange.late_change(folder, now) is None
+    late = exchange.late_change(folder, now - datetime.timedelta(minutes=5))
+    assert "after the submission was handed in" in late, late
+    monkeypatch.setattr(exchange, "SUBMIT_SPREAD", datetime.timedelta(seconds=0.2))
+    time.sleep(0.3)
+    info = os.stat(folder / NOTEBOOK)
+    (folder / NOTEBOOK).write_text((folder / NOTEBOOK).read_text())  # the same bytes again
+    os.utime(folder / NOTEBOOK, ns=(info.st_atime_ns, info.st_mtime_ns))  # and the same times
+    assert os.stat(folder / NOTEBOOK).st_mtime_ns == info.st_mtime_ns
+    late = exchange.late_change(folder, now)
+    assert late and late.startswith(f"{NOTEBOOK} was changed at") and "s after the rest" in late
+    other = plant(tmp_path, f"bob+{ASSIGNMENT}+{stamp(now)}", base())
+    os.link(other / NOTEBOOK, tmp_path / "elsewhere")
+    assert "has 2 names (hard links)" in exchange.late_change(other, now)
+
+
+def test_a_change_while_collect_copies_is_caught_once_copied(release, top, monkeypatch):
+    """A learner's older notebook moved over her latest one after collect checked the folder and
+    before it copied it: the folder is checked again once copied, and refused."""
+    needs_root()
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+    state, root = release, top / "exchange"
+    inbound = inbound_of(root)
+    inbound.mkdir(parents=True)
+    inbound.chmod(0o2733)  # a shared exchange, as nbgrader's release_assignment makes it
+    nobody = identity.account_uid("nobody")
+    now = utcnow()
+    older = plant(inbound, f"nobody+{ASSIGNMENT}+{stamp(now - datetime.timedelta(seconds=2))}",
+                  json.loads(COURSE.assignment(ASSIGNMENT).release.read_text()), owner=nobody)
+    latest = plant(inbound, f"nobody+{ASSIGNMENT}+{stamp(now)}", base(), owner=nobody)
+    monkeypatch.setattr(exchange, "SUBMIT_SPREAD", datetime.timedelta(seconds=0.2))
+    copy = exchange.copy_regular_tree
+
+    def copy_after_a_swap(source, *args, **kwargs):
+        time.sleep(0.3)
+        os.rename(older / NOTEBOOK, latest / NOTEBOOK)
+        return copy(source, *args, **kwargs)
+    monkeypatch.setattr(exchange, "copy_regular_tree", copy_after_a_swap)
+    settings = Config()
+    config.configure(settings, REPO)
+    settings.CourseDirectory.course_id = COURSE_ID
+    settings.Exchange.root = str(root)
+    coursedir = CourseDirectory(config=settings)
+    coursedir.assignment_id = ASSIGNMENT
+    exchange.SafeCollect(coursedir=coursedir, authenticator=Authenticator(config=settings),
+                         config=settings).start()
+    assert not (state / "submitted" / "nobody").exists()
+    [refused] = identity.read_refusals(state / "submitted", ASSIGNMENT)
+    assert refused["folder"] == latest.name and LATE in refused["reason"], refused
+
+
 # ------------------------------------------------------------------ a shared exchange, real accounts
 
 ATTACK = """import os, sys
@@ -346,12 +422,13 @@ def test_another_account_cannot_hand_in_work_as_a_learner_through_a_shared_excha
     """Attack 7 and variants, with real accounts on a shared exchange laid out as
     docs/jupyterhub.md lays it out (a 1777 root, nbgrader's 2733 inbound). alice submits perfect
     work twice and bob once, through ``nbgrader submit``. carol writes folders claiming to be
-    alice's later work (now, and in 2099), claims to be root, names a folder with a newline, and
-    swaps the notebook inside alice's latest folder, which nbgrader leaves writable by all. bob
-    dates a folder in 2099, writes a timestamp.txt earlier than its name (dodging lateness) and
-    hands in for a name with no account. Collect refuses each with the reason, takes alice's first
-    and bob's own submissions, and autograde lists every refusal: both score full marks, and
-    ``grades.csv`` holds exactly their two rows."""
+    alice's later work (now, and in 2099), claims to be root and names a folder with a newline.
+    bob dates a folder of his own in 2099, writes one whose timestamp.txt is earlier than its name
+    (dodging lateness) and hands in for a name with no account. Collect refuses each with the
+    reason and takes alice's latest submission; bob's own folders that fail their checks keep his
+    real one from counting too (collect cannot tell which of his is the latest), and says so.
+    autograde lists every refusal: alice scores full marks, and ``grades.csv`` holds her row
+    alone. (Changes inside a learner's own folders: the next test.)"""
     names, homes, root = people
     teacher = names["instructor"]
     exchange_root = root / "exchange"
@@ -414,18 +491,20 @@ def test_another_account_cannot_hand_in_work_as_a_learner_through_a_shared_excha
         attack("carol", f"{alice}+{ASSIGNMENT}+{future}", future): f"belongs to {carol}",
         attack("carol", f"root+{ASSIGNMENT}+{now}", now): f"belongs to {carol}, not root",
         attack("carol", f"{alice}\n+{ASSIGNMENT}+{now}", now): "not a valid student id",
-        attack("carol", latest): f"{NOTEBOOK} belongs to {carol}, not {alice}",
         attack("bob", f"{bob}+{ASSIGNMENT}+{future}", future): "in the future",
         attack("bob", f"{bob}+{ASSIGNMENT}+{now}", old): "its timestamp.txt says",
         attack("bob", f"ghost+{ASSIGNMENT}+{now}", now): "ghost is not an account",
     }
+    [real] = [p.name for p in inbound.iterdir() if p.name.startswith(bob + "+")
+              and (inbound / p.name / "submission_secret.txt").exists()]
+    expected[real] = f"another submission of {bob}'s"
     collected = instructor(nbgrader, "collect", ASSIGNMENT, *flags)
     log = collected.stdout + collected.stderr
     assert f"{len(expected)} submission(s) of {ASSIGNMENT} refused" in log, log[-3000:]
     submitted = state / "submitted"
-    assert sorted(p.name for p in submitted.iterdir()) == sorted([alice, bob])
+    assert sorted(p.name for p in submitted.iterdir()) == [alice]
     kept = (submitted / alice / ASSIGNMENT / "timestamp.txt").read_text()
-    assert kept == (inbound / first / "timestamp.txt").read_text()  # her first, untouched one
+    assert kept == (inbound / latest / "timestamp.txt").read_text()
     refused = {e["folder"]: e["reason"] for e in identity.read_refusals(submitted, ASSIGNMENT)}
     assert set(refused) == set(expected)
     for folder, words in expected.items():
@@ -440,7 +519,170 @@ def test_another_account_cannot_hand_in_work_as_a_learner_through_a_shared_excha
         assert identity.shown(folder) in report, folder
     instructor(nbgrader, "export", f"--to={state / 'grades.csv'}")
     rows = read_rows(state / "grades.csv")
-    assert {r["student_id"]: float(r["score"]) for r in rows} == {alice: FULL, bob: FULL}
+    assert {r["student_id"]: float(r["score"]) for r in rows} == {alice: FULL}
+
+
+# ------------------------------------------------------------------ what a learner handed in stays so
+
+TAMPER = """import os, sys
+action, inbound, older, latest = sys.argv[1:5]
+a, b, nb = os.path.join(inbound, older), os.path.join(inbound, latest), %r
+try:
+    if action == "move":        # her older notebook moved over her latest one
+        os.rename(os.path.join(a, nb), os.path.join(b, nb))
+    elif action == "exchange":  # the notebooks of two of her submissions swapped by renames
+        os.rename(os.path.join(a, nb), os.path.join(b, "x"))
+        os.rename(os.path.join(b, nb), os.path.join(a, nb))
+        os.rename(os.path.join(b, "x"), os.path.join(b, nb))
+    elif action == "link":      # a hard link to her older notebook in place of the latest
+        os.link(os.path.join(a, nb), os.path.join(b, "x"))
+        os.rename(os.path.join(b, "x"), os.path.join(b, nb))
+    elif action == "rewrite":   # the latest rewritten with the older's bytes, its times put back
+        info = os.stat(os.path.join(b, nb))
+        data = open(os.path.join(a, nb), "rb").read()
+        with open(os.path.join(b, nb), "wb") as out:
+            out.write(data)
+        os.utime(os.path.join(b, nb), ns=(info.st_atime_ns, info.st_mtime_ns))
+    elif action == "replace":   # her older notebook moved over the latest, every time put back
+        kept = {path: os.stat(path) for path in (a, b, os.path.join(b, nb))}
+        os.rename(os.path.join(a, nb), os.path.join(b, nb))
+        for path, info in kept.items():
+            os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    elif action == "symlink":   # a link to her older notebook in place of the latest
+        os.symlink(os.path.join(a, nb), os.path.join(b, "x"))
+        os.rename(os.path.join(b, "x"), os.path.join(b, nb))
+    elif action == "rename":    # the folders themselves swapped
+        os.rename(b, b + "-x")
+        os.rename(a, b)
+        os.rename(b + "-x", a)
+except OSError as error:
+    print("refused:", error.strerror)
+else:
+    print("done")
+""" % NOTEBOOK
+
+LATE = "what a learner hands in is changed by no one afterwards"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("users")
+@pytest.mark.parametrize("who", ["root", "instructor"])
+def test_no_other_account_can_change_what_a_learner_handed_in(who, people):
+    """Issue 32, mechanism 5 and its variants, with real accounts on a shared exchange laid out as
+    docs/jupyterhub.md lays it out, collected as root and as an unprivileged instructor. alice and
+    bob each hand in a blank notebook, then a perfect one, through ``nbgrader submit``; some
+    seconds later another account changes what one of them handed in, in a way that keeps every
+    file the learner's own: her older notebook moved over her latest one; the notebooks of her two
+    submissions swapped by renames; a hard link to the older one, and the latest rewritten with the
+    older's bytes and its times put back with ``utime`` (both as root: the kernel stops another
+    account, which is checked too); a symbolic link; the older moved over the latest and every
+    file's and folder's times put back (as root). Collect refuses the changed folder, names it
+    with the reason, and takes none of that learner's submissions (an older one in its place is
+    what the change aimed at). The folders themselves cannot be swapped: the inbound has the sticky
+    bit. An honest learner in the same exchange is collected each time."""
+    names, homes, root = people
+    teacher = names["instructor"]
+    exchange_root = root / "exchange"
+    exchange_root.mkdir()
+    exchange_root.chmod(0o1777)
+    if who == "root":
+        state = root / "root-course"
+        state.mkdir(mode=0o700)
+
+        def instructor(*args):
+            done = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=900,
+                                  env={**os.environ, "ATTENTION_COURSE_STATE": str(state)})
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+            return done
+    else:
+        state = homes["instructor"] / "course"
+        run_as(teacher, homes["instructor"], "mkdir", "-p", str(state))
+
+        def instructor(*args):
+            return run_as(teacher, homes["instructor"], *args, cwd=REPO,
+                          env={"ATTENTION_COURSE_STATE": str(state)})
+    flags = [f"--Exchange.root={exchange_root}", f"--CourseDirectory.course_id={COURSE_ID}"]
+    nbgrader = str(BIN / "nbgrader")
+    instructor(nbgrader, "generate_assignment", ASSIGNMENT, "--force",
+               f"--CourseDirectory.release_directory={state / 'release'}")
+    instructor(nbgrader, "release_assignment", ASSIGNMENT, "--force",
+               f"--CourseDirectory.release_directory={state / 'release'}", *flags)
+    inbound = inbound_of(exchange_root)
+    assert os.stat(inbound).st_mode & 0o1000, "the inbound has the sticky bit"
+    blank = json.loads(COURSE.assignment(ASSIGNMENT).release.read_text())
+
+    def as_learner(role, *args):
+        return run_as(names[role], homes[role], *args)
+
+    def submit(role, notebook):
+        path = homes[role] / ASSIGNMENT / NOTEBOOK
+        path.write_text(json.dumps(notebook))
+        shutil.chown(path, names[role], names[role])
+        as_learner(role, "nbgrader", "submit", ASSIGNMENT, f"--course={COURSE_ID}",
+                   f"--Exchange.root={exchange_root}")
+        time.sleep(1.1)  # the next submission's timestamp is another second
+
+    def folders(role):
+        return sorted(p.name for p in inbound.iterdir() if p.name.startswith(names[role] + "+"))
+
+    def tamper(actor, action, victim):
+        older, latest = folders(victim)
+        args = [str(BIN / "python"), "-c", TAMPER, action, str(inbound), older, latest]
+        if actor == "root":
+            done = subprocess.run(args, capture_output=True, text=True, check=True)
+        else:
+            done = as_learner(actor, *args)
+        return done.stdout.strip()
+
+    for role in ("alice", "bob", "carol"):
+        as_learner(role, "nbgrader", "fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}",
+                   f"--Exchange.root={exchange_root}")
+    rounds = [
+        {"alice": ("carol", "move"), "bob": ("carol", "exchange")},
+        {"alice": ("root", "link"), "bob": ("root", "rewrite")},
+        {"alice": ("carol", "symlink"), "bob": ("carol", "rename")},
+        {"alice": ("root", "replace")},
+    ]
+    for attacks in rounds:
+        for role in attacks:
+            submit(role, blank)
+            submit(role, base())
+        submit("carol", base())
+        time.sleep(exchange.SUBMIT_SPREAD.total_seconds() + 1)
+        handed_in = {role: folders(role) for role in ("alice", "bob", "carol")}
+        outcomes = {}
+        for victim, (actor, action) in attacks.items():
+            if action in ("link", "rewrite"):  # another account is stopped by the kernel
+                assert tamper("carol", action, victim).startswith("refused:"), action
+            outcomes[victim] = tamper(actor, action, victim)
+        assert outcomes == {victim: "refused: Operation not permitted" if action == "rename"
+                            else "done" for victim, (_, action) in attacks.items()}, outcomes
+        collected = instructor(nbgrader, "collect", ASSIGNMENT, *flags)
+        log = collected.stdout + collected.stderr
+        refused = {e["folder"]: e["reason"] for e in
+                   identity.read_refusals(state / "submitted", ASSIGNMENT)}
+        taken = sorted(p.name for p in (state / "submitted").iterdir())
+        changed = [victim for victim, (_, action) in attacks.items() if action != "rename"]
+        assert taken == sorted(names[r] for r in ("carol", *attacks) if r not in changed)
+        assert set(refused) == {f for victim in changed for f in handed_in[victim]}, refused
+        assert f"{len(refused)} submission(s) of {ASSIGNMENT} refused" in log, log[-3000:]
+        for victim in changed:
+            action = attacks[victim][1]
+            older, latest = handed_in[victim]
+            untaken = f"another submission of {names[victim]}'s ({latest})"
+            words = {"move": (LATE, LATE), "exchange": (LATE, LATE),
+                     "link": ("has 2 names (hard links)", "has 2 names (hard links)"),
+                     "rewrite": (LATE, untaken), "replace": (LATE, LATE),
+                     "symlink": (f"{NOTEBOOK} is a symbolic link", untaken)}[action]
+            assert words[0] in refused[latest], (action, refused[latest])
+            assert words[1] in refused[older], (action, refused[older])
+            for folder in (older, latest):
+                assert f"Refused the submission {folder} of {names[victim]}" in log
+        for role in ("alice", "bob", "carol"):  # the next round starts afresh
+            for folder in inbound.glob(f"{names[role]}+*"):
+                shutil.rmtree(folder)
+        shutil.rmtree(state / "submitted")
+        shutil.rmtree(state / "refused", ignore_errors=True)
 
 
 # ------------------------------------------------------------------ a bad name in submitted/

@@ -1,16 +1,91 @@
 """`make demo`: the instructor's loop on a sample class whose every grade is known."""
 import csv
 import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from autograder.tools import demo
-from support import COURSE
-
-
-
+from support import BIN, COURSE, REPO
 
 SIZE = 16
+
+
+@pytest.fixture
+def ordinary_folder():
+    """A folder other accounts may pass through (755, under /var/tmp), as a home, /srv or /opt
+    is: pytest's own temporary folders lie under one only this account can enter, where any
+    exchange is private whatever its own mode."""
+    folder = Path(tempfile.mkdtemp(prefix="attention-demo-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    for above in [folder, *folder.parents]:
+        assert os.stat(above).st_mode & stat.S_IXOTH, f"{above} shuts others out"
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_make_demo_from_a_fresh_clone_in_an_ordinary_folder_prints_its_table(ordinary_folder):
+    """As the README runs it: `git clone`, then `make demo`, in a folder other accounts may pass
+    through. nbgrader's release_assignment opens the exchange root to 777; the demo's exchange
+    stays private in fact (it lies inside a folder only this account can enter), so collect
+    takes every sample learner's submission and the demo prints its table with every grade as
+    expected. (VENV: this environment, left as it is; a fresh clone's lock file is newer than
+    its stamp.)"""
+    clone = ordinary_folder / "attention-course"
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+    venv = BIN.parent
+    done = subprocess.run(["make", "demo", f"VENV={venv}", "-o", f"{venv}/.installed"],
+                          cwd=clone, capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    out = done.stdout
+    assert "Traceback (most recent call last)" not in done.stderr
+    assert "collect refused" not in done.stderr and "demo stopped" not in done.stderr
+    rows = [line for line in out.splitlines() if re.match(r"learner\d\d ", line)]
+    assert len(rows) == demo.CLASS_SIZE and not any(" !" in row for row in rows), out[-3000:]
+    header = next(line for line in out.splitlines() if line.startswith("Autograded scores"))
+    assert not re.search(r"\b1 points\b", header), header
+    summary = json.loads((clone / "demo-output" / "summary.json").read_text())
+    assert summary["grades"] == summary["expected"]
+    state = clone / "demo-output" / "course"
+    assert os.stat(state).st_mode & 0o077 == 0
+    assert not list((state / "refused").glob("*.json")) if (state / "refused").exists() else True
+
+
+def test_when_collect_refuses_the_demo_stops_saying_how_many_for_whom_and_why(
+        ordinary_folder, monkeypatch):
+    """The demo's state and exchange opened to others (as nbgrader left them before): collect
+    refuses every sample learner, and the demo stops with that sentence, not with a traceback
+    from a later step."""
+    def opened(path):
+        path.mkdir(mode=0o755)
+        path.chmod(0o755)
+        (path / "exchange").mkdir()
+        (path / "exchange").chmod(0o777)
+        return path
+    monkeypatch.setattr(demo, "private_folder", opened)
+    with pytest.raises(demo.DemoStopped) as stopped:
+        demo.run(output=ordinary_folder / "demo", size=2, quiet=True)
+    message = str(stopped.value)
+    first = demo.assignments()[0]
+    assert f"collect refused 2 submission(s) of {first}, for 2 learner(s) " \
+           f"(learner01, learner02)" in message, message
+    assert "learner01 is not an account on this machine, and other accounts can write" in message
+
+
+def test_the_table_says_1_point_and_2_points():
+    assert demo.points(1) == "1 point" and demo.points(2) == "2 points"
+    assert demo.points(0.5) == "0.5 points"
+    learners = {"learner01": {"a": demo.Plan("blank")}}
+    table = demo.grade_table(learners, {"learner01": {"a": 0}}, {"learner01": {"a": 0}}, ["a"],
+                             {"a": 3}, {"a": 1})
+    assert "a 1 point." in table.splitlines()[0]
 
 
 @pytest.mark.slow
@@ -84,6 +159,55 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
             gradescope["output"]
     assert "Median grade: autograded " in report
     assert f"of {sum(maxima.values()):g}" in summary["table"]
+    # the sample learners ran their notebooks as their lab would: the feedback shows their own
+    # figures in place of the demonstrations the grader does not run again
+    for learner, plans in learners.items():
+        for assignment, plan in plans.items():
+            if plan.kind != "reference":
+                continue
+            [page] = (output / "course" / "feedback" / learner / assignment).glob("*.html")
+            text = page.read_text()
+            [handed_in] = (output / "course" / "submitted" / learner / assignment).glob("*.ipynb")
+            drawn = [cell for cell in json.loads(handed_in.read_text())["cells"]
+                     if "demonstration" in cell.get("metadata", {}).get("tags", [])
+                     and any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))]
+            assert drawn, (learner, assignment)  # her lab drew figures...
+            # ...and each such cell shows them in her feedback
+            assert text.count("figure(s) from your submitted notebook") == len(drawn)
+            assert text.count("<img") >= len(drawn)
+    # `make demo-lab` opens this class in the formgrader
+    assert sorted(formgrader_students(output / "course")) == sorted(learners)
+
+
+def formgrader_students(state):
+    """The student ids the formgrader of `make demo-lab` lists for the demo state ``state``."""
+    import socket
+    import time
+    import urllib.request
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = os.urandom(12).hex()
+    venv = BIN.parent
+    lab = subprocess.Popen(
+        ["make", "demo-lab", f"VENV={venv}", "-o", f"{venv}/.installed", f"DEMO_STATE={state}",
+         f"LAB_ARGS=--no-browser --port={port} --ServerApp.ip=127.0.0.1 "
+         f"--IdentityProvider.token={token}"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/formgrader/api/students"
+                                            f"?token={token}", timeout=30) as reply:
+                    return [student["id"] for student in json.loads(reply.read())]
+            except OSError:
+                assert lab.poll() is None, lab.stdout.read().decode()[-3000:]
+                assert time.monotonic() < deadline, "the formgrader did not answer"
+                time.sleep(1)
+    finally:
+        os.killpg(lab.pid, 15)
+        lab.wait(timeout=60)
 
 
 def test_report_labels_are_whole_test_names():
@@ -94,3 +218,14 @@ def test_report_labels_are_whole_test_names():
     labels = pass_rate_labels(keys)
     assert len(set(labels)) == len(set(keys))
     assert all(label.replace("\n", " ").endswith(name) for label, (_, name) in zip(labels, keys))
+
+
+def test_the_sample_learners_run_their_notebooks_with_the_courses_kernel():
+    """As in `make lab`: the kernel spec the demo's runs start is the course's own."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    before = dict(os.environ)
+    with demo.lab_environment(COURSE):
+        spec = KernelSpecManager().get_kernel_spec("python3")
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    assert "--IPKernelApp.kernel_class=helpers.kernel.Kernel" in spec.argv
+    assert dict(os.environ) == before
