@@ -40,6 +40,9 @@ class TestResult:
     # wrong value), and the learner's functions the test called
     kind: str = dataclasses.field(default="", compare=False)
     called: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    # while grading only: the test read no value the function returned, only the kernel's word
+    # on hygiene (no in-place change, no warning, no print)
+    hygiene: bool = dataclasses.field(default=False, compare=False)
 
     @property
     def passed(self) -> bool:

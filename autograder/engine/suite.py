@@ -26,7 +26,7 @@ from typing import Any, Callable, Collection, Generator
 
 import pytest
 
-from . import agent, catalogue, wire
+from . import agent, catalogue, testing, wire
 from .assignment import Assignment
 from .kernel import CallFailed
 from .result import TestResult
@@ -169,20 +169,44 @@ class _Plugin:
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         self._submission.read_kernel_word = False
         self._submission.called = []
+        testing.forget_values()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             name, exercise, worth = self._meta[report.nodeid]
             called = tuple(self._submission.called)
             if report.passed:
-                label = KERNEL_WORD if self._submission.read_kernel_word else ""
+                word = self._submission.read_kernel_word
+                label = KERNEL_WORD if word else ""
                 self.results.append(TestResult(name, exercise, worth, worth, "passed", label,
-                                               report.nodeid, called=called))
+                                               report.nodeid, called=called,
+                                               hygiene=word and not testing.value_read()))
             else:
                 error = getattr(report, "_grading_exception", None)
                 kind = error.kind if isinstance(error, SubmissionError) else ""
                 self.results.append(TestResult(name, exercise, 0.0, worth, "failed",
                                                _feedback(report), report.nodeid, kind, called))
+
+
+def hygiene_counts_with_values(results: list[TestResult]) -> list[TestResult]:
+    """A test that passed only on the kernel's word (no in-place change, no warning, no print:
+    :data:`KERNEL_WORD`) earns its points only when its function also returns right values
+    somewhere: when every other test of the function fails, it fails too, saying why. A stub
+    that returns nothing changes nothing in place and prints nothing; that is not a function."""
+    values: dict[str, bool] = {}  # exercise -> whether a test of its values passed
+    for test in results:
+        if not test.hygiene:
+            values[test.exercise] = values.get(test.exercise, False) or test.passed
+    kept = []
+    for test in results:
+        if test.hygiene and values.get(test.exercise) is False:
+            test = dataclasses.replace(
+                test, score=0.0, status="failed", feedback=(
+                    f"Nothing changed in place and nothing printed, but every other test of "
+                    f"{test.exercise} fails: this counts once {test.exercise} returns right "
+                    f"values."))
+        kept.append(test)
+    return kept
 
 
 def _feedback(report: pytest.TestReport) -> str:
@@ -232,4 +256,4 @@ def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
     if code not in (0, 1) or not plugin.results:
         raise RuntimeError(f"the hidden suite of {assignment} did not run (pytest exit {code}):\n"
                            + out.getvalue()[-3000:])
-    return plugin.results
+    return hygiene_counts_with_values(plugin.results)

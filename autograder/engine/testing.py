@@ -30,6 +30,7 @@ describes the property that is off (``helpers.checks.describe_difference``).
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 from typing import Any, Callable
 
@@ -107,8 +108,24 @@ def points(value: float, exercise: str) -> pytest.MarkDecorator:
 
 # ------------------------------------------------------------------ values from the learner
 
+# Whether the running test has read a value the learner's function returned (as_array, as_pair,
+# expect_close): a test that only read the kernel's word on hygiene (no in-place change, no
+# warning, no print) earns its points only beside a test of values that passes
+# (suite.hygiene_counts_with_values).
+_value_read: contextvars.ContextVar[bool] = contextvars.ContextVar("value_read", default=False)
+
+
+def value_read() -> bool:
+    return _value_read.get()
+
+
+def forget_values() -> None:
+    _value_read.set(False)
+
+
 def as_array(value: Any, what: str, dtype_kind: str = "fc") -> np.ndarray:
     """``value`` as a numeric ndarray, or a Feedback naming what came back instead."""
+    _value_read.set(True)
     if isinstance(value, Unsupported):
         fail(f"{what} should be a numpy array, but an object of type {value.type_name} came back.")
     if isinstance(value, (tuple, dict)) or value is None or isinstance(value, str):
@@ -131,6 +148,7 @@ def as_float(value: Any, what: str) -> float:
 
 def as_pair(value: Any, what: str) -> Any:
     """A 2-tuple such as ``(output, weights)``."""
+    _value_read.set(True)
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         fail(f"{what} should return a pair (two values, as a tuple), but {_kind(value)} came back.")
     return value

@@ -263,6 +263,17 @@ def influence(submission, attn_fn, X, t, seed, what):
     return as_float(submission.future_influence(attn_fn, X, t, RNG(seed)), what)
 
 
+def expect_a_leak(submission, X, t, seed, what):
+    """The control of a test whose answer is 0: the same input through a layer without a mask
+    must show a clearly positive influence (a function that always returns 0 passes no test)."""
+    T, d = X.shape[-2:]
+    value = influence(submission, layer(seed, T, d, None), X, t, seed + 1, what)
+    check(value > 1e-3,
+          f"{what}: every output of an unmasked layer depends on every token, so the future "
+          f"influence at t = {t} should be clearly positive, but yours returned {value:.3g}. "
+          f"{WHERE_TO_LOOK}")
+
+
 @points(1, "future_influence")
 @pytest.mark.parametrize("t", [0, 3])
 def test_future_influence_causal_is_zero(submission, t):
@@ -274,6 +285,7 @@ def test_future_influence_causal_is_zero(submission, t):
     check(abs(value) <= 1e-9,
           f"a causal layer cannot see the tokens after t, so its future influence at t = {t} is "
           f"0, but yours returned {value:.3g}. {WHERE_TO_LOOK}")
+    expect_a_leak(submission, X, t, 21, f"future_influence of the same layer unmasked at t = {t}")
 
 
 @points(1, "future_influence")
@@ -300,6 +312,7 @@ def test_future_influence_last_position(submission):
     check(abs(value) <= 1e-12,
           f"with t = T - 1 = {T - 1} no token comes after t, so nothing changes and the influence "
           f"is 0, but yours returned {value:.3g}. Replace only X[..., t+1:, :].")
+    expect_a_leak(submission, X, T - 2, 27, f"future_influence at t = T - 2 = {T - 2}")
 
 
 @points(1, "future_influence")
@@ -364,6 +377,7 @@ def test_future_influence_batch(submission):
           f"on a batch of shape {X.shape}, a causal layer should have future influence 0, but "
           f"yours returned {value:.3g}. Index the sequence axis from the end, X[..., t+1:, :], "
           f"not X[t+1:], which replaces whole batch entries.")
+    expect_a_leak(submission, X, t, 38, "future_influence of the same layer unmasked, on a batch")
     value = influence(submission, watcher(X, src=T - 1, dst=t), X, t, 40,
                       "future_influence on a batch of shape (3, 6, 4)")
     check(abs(value - 1.0) <= 1e-9,

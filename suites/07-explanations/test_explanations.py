@@ -261,6 +261,18 @@ def expect_edge(result, weights, d_v, what, zero=1e-9):
               f"original with its smallest weight removed and the rest rescaled).")
 
 
+def expect_moved(result, weights, d_v, what):
+    """The control of a property the original weights have too: where T > d_v + 1 there is room
+    to move, and some row moved (returning the weights as they are passes no test)."""
+    rows_new = result.reshape(-1, result.shape[-1])
+    rows_old = weights.reshape(-1, weights.shape[-1])
+    free = [(new, old) for new, old in zip(rows_new, rows_old) if (old > 0).sum() > d_v + 1]
+    check(not free or any(np.abs(new - old).max() > 1e-6 for new, old in free),
+          f"{what} returned the original weights unchanged, although with more than d_v + 1 = "
+          f"{d_v + 1} positive weights in a row there is a direction that keeps the output: move "
+          f"along it.")
+
+
 @points(1, "equivalent_attention")
 def test_equivalent_valid(submission):
     """returns valid attention weights: non-negative rows with the original sums"""
@@ -268,6 +280,7 @@ def test_equivalent_valid(submission):
         weights, V = attention_case(100 + seed, (6,), T, d_v)
         result = call_equivalent(submission, weights, V, seed, f"equivalent_attention (T={T}, d_v={d_v})")
         expect_valid(result, weights, f"equivalent_attention (T={T}, d_v={d_v})")
+        expect_moved(result, weights, d_v, f"equivalent_attention (T={T}, d_v={d_v})")
 
 
 @points(2, "equivalent_attention")
@@ -279,6 +292,7 @@ def test_equivalent_same_output(submission):
         what = f"equivalent_attention(weights, V) (T={T}, d_v={d_v})"
         result = call_equivalent(submission, weights, V, seed, what)
         expect_same_output(result, weights, V, what)
+        expect_moved(result, weights, d_v, what)
 
 
 @points(2, "equivalent_attention")
@@ -302,6 +316,9 @@ def test_equivalent_no_freedom(submission):
         expect_close(call_equivalent(submission, weights, V, seed, what), weights,
                      f"equivalent_attention with T={T} keys and d_v={d_v} (no direction keeps both "
                      f"the output and the row sum, so the weights cannot change)")
+    weights, V = attention_case(134, (3,), 8, 2)  # the control: here there is room to move
+    what = "equivalent_attention (T=8, d_v=2)"
+    expect_moved(call_equivalent(submission, weights, V, 4, what), weights, 2, what)
 
 
 @points(1, "equivalent_attention")
@@ -348,6 +365,7 @@ def test_equivalent_float32(submission):
     result = call_equivalent(submission, w32, v32, 6, what).astype(np.float64)
     expect_valid(result, w32.astype(np.float64), what, tol=1e-6)
     expect_same_output(result, w32.astype(np.float64), v32.astype(np.float64), what, atol=1e-5)
+    expect_moved(result, w32.astype(np.float64), 2, what)
 
 
 @points(1, "equivalent_attention")
@@ -360,6 +378,8 @@ def test_equivalent_uses_only_rng(submission):
           "two calls with generators built from the same seed returned different weights. Draw "
           "every random number from the rng argument (rng.standard_normal, rng.permutation...), "
           "never from np.random.* or a new default_rng().")
+    expect_valid(first, weights, "equivalent_attention (first call)")
+    expect_moved(first, weights, 3, "equivalent_attention (first call)")
 
 
 # ================================================================== permutation_effect

@@ -191,13 +191,19 @@ def test_softmax_backward_rows_sum_to_zero(submission):
           f"to every score leaves the softmax unchanged; row {int(np.argmax(np.abs(sums)))} sums to "
           f"{float(sums[np.argmax(np.abs(sums))]):.4g}. Subtract the p-weighted average of d_p, "
           f"sum(p * d_p), not its plain sum.")
+    # the control: rows of zeros sum to zero too, but these scores do get a gradient
+    check(float(np.abs(d_z).max()) > 1e-3,
+          "softmax_backward(p, d_p) returned all zeros, but these rows of p are not saturated: "
+          "each score gets p_i * (d_p_i - sum_j p_j d_p_j), which is not zero here.")
 
 
 @points(1, "softmax_backward")
 def test_softmax_backward_saturated(submission):
     """a saturated (one-hot) row, a fully masked (all-zero) row and a single entry pass back zero"""
-    p = softmax(np.array([[900.0, 0.0, -400.0, 5.0], [0.0, -1e4, 1e4, 0.0]]))
-    p = np.concatenate([p, np.zeros((1, 4))])
+    # the last row is an ordinary one (its gradient is not zero): the control that a function
+    # returning zeros everywhere does not pass
+    p = softmax(np.array([[900.0, 0.0, -400.0, 5.0], [0.0, -1e4, 1e4, 0.0], [0.3, -0.2, 1.0, 0.1]]))
+    p = np.concatenate([p[:2], np.zeros((1, 4)), p[2:]])
     d_p = np.random.default_rng(90).normal(size=p.shape)
     expect_close(submission.softmax_backward(p, d_p), true_softmax_backward(p, d_p),
                  "softmax_backward of saturated rows and an all-zero row of p", atol=1e-12,

@@ -127,3 +127,44 @@ def test_suite_runner_reports_a_suite_that_cannot_run(tmp_path):
         suite.run(broken, suite.local_caller({}))
     with pytest.raises(LookupError, match="no hidden suite"):
         suite.run(Assignment(Course(tmp_path), "missing"), suite.local_caller({}))
+
+
+STUBS = {  # what a learner who writes nothing real might hand in, for any signature
+    "returns None": lambda *args, **kwargs: None,
+    "returns its first argument": lambda *args, **kwargs: args[0] if args else None,
+    "returns zeros like its first argument": lambda *args, **kwargs: __import__("numpy").zeros_like(
+        __import__("numpy").asarray(args[0], dtype=float)) if args else 0.0,
+    "returns 0": lambda *args, **kwargs: 0.0,
+}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_a_stub_earns_nothing(assignment):
+    """A graded function replaced by a stub (None, its first argument, zeros, 0) earns 0 points:
+    no hygiene test (nothing changed in place, nothing printed) counts beside failing values
+    (suite.hygiene_counts_with_values), and every test whose answer is 0 or the input itself has
+    a control the stub fails. The rest of the reference keeps its points."""
+    found = COURSE.assignment(assignment)
+    namespace = reference.namespace(found)
+    earned = []
+    for function in sorted({t.exercise for t in graded_reference(assignment).tests}):
+        for label, stub in STUBS.items():
+            result = grade.grade_local(found, {**namespace, function: stub}, retry=False)
+            got = [t.name for t in result.tests if t.exercise == function and t.score > 0]
+            if got:
+                earned.append(f"{function} {label}: {got}")
+    assert earned == []
+
+
+def test_hygiene_counts_only_beside_a_passing_test_of_values():
+    from autograder.engine.result import TestResult
+
+    def test(name, exercise, passed, hygiene=False):
+        return TestResult(name, exercise, float(passed), 1.0, "passed" if passed else "failed",
+                          suite.KERNEL_WORD if hygiene else "", hygiene=hygiene)
+    stub = [test("values", "f", False), test("clean", "f", True, hygiene=True)]
+    right = [test("values", "g", True), test("clean", "g", True, hygiene=True)]
+    alone = [test("clean", "h", True, hygiene=True)]  # a function tested on hygiene alone
+    kept = suite.hygiene_counts_with_values(stub + right + alone)
+    assert [t.score for t in kept] == [0, 0, 1, 1, 1]
+    assert "counts once f returns right values" in kept[1].feedback and kept[1].status == "failed"
