@@ -1,4 +1,7 @@
-"""The prose claims of 10-learning-self-attention, each tied to a value its solution prints."""
+"""The prose claims of 10-learning-self-attention, each tied to a value its solution prints.
+
+The trained layer fails a whole group at some seeds: what holds only at most seeds is a rate,
+tuned on seeds 0 to 29."""
 from claims import Claim, Published
 
 TRAINED = 'results["trained layer"]'
@@ -26,48 +29,80 @@ CLAIMS = [
           value="abs(model_loss - train_loss)", low=0.0, high=0.05, every_seed=True),
     Claim(quote="the causal layer's stays around 1.6 nats",
           value="train_loss", low=1.55, high=1.7, every_seed=True),
-    # 5 · agreement against the baselines
-    Claim(quote="The trained layer agrees in at least 85% of the sentences of every group",
-          value=f"min({TRAINED}[g] for g in groups)", low=0.85, every_seed=True),
+    # 1 · the splits
+    Claim(quote="every sentence of every split is distinct; the cell below counts the test sentences the "
+                "training set holds",
+          value="test_in_training", low=0, high=0, every_seed=True),
+    # 5 · agreement against the baselines (at some seeds the trained layer fails a whole group)
+    Claim(quote="At most seeds the trained layer agrees in at least 85% of the sentences of every group",
+          value=f"min({TRAINED}[g] for g in groups)", low=0.85, rate=(0.5, 1.0)),
+    Claim(quote="At most seeds the trained layer agrees in at least 85% of the sentences of every group",
+          value=f"min({TRAINED}[g] for g in groups)", low=0.85),
     Claim(quote="where the nearest-noun rule is wrong every time",
           value="max(results['nearest noun'][(c, 'opposite')] for c in (1, 2, 3))", low=0.0, high=0.0,
           every_seed=True),
-    Claim(quote="The layer without positions also starts near 100% with no or one attractor",
-          value=f"min({NO_POSITIONS}[(0, 'none')], {NO_POSITIONS}[(1, 'opposite')])", low=0.9,
+    Claim(quote="(with `SEED = 9`, to 45% with three)",
+          value=f"{TRAINED}[(3, 'opposite')]", low=0.44, high=0.46, setting="SEED = 9"),
+    Claim(quote="it stays above the nearest-noun rule's 0% in every opposite-number group at every seed",
+          value=f"min({TRAINED}[(c, 'opposite')] for c in (1, 2, 3))", low=0.25, every_seed=True),
+    Claim(quote="The layer without positions also agrees in most sentences with no or one attractor",
+          value=f"min({NO_POSITIONS}[(0, 'none')], {NO_POSITIONS}[(1, 'opposite')])", low=0.6,
           every_seed=True),
-    Claim(quote="but falls as opposite-number attractors pile up",
+    Claim(quote="(at least 80% at most seeds)",
+          value=f"min({NO_POSITIONS}[(0, 'none')], {NO_POSITIONS}[(1, 'opposite')])", low=0.8,
+          rate=(0.6, 1.0)),
+    Claim(quote="but falls as opposite-number attractors pile up, at every seed",
           value=f"{NO_POSITIONS}[(1, 'opposite')] - {NO_POSITIONS}[(3, 'opposite')]",
-          low=0.1, every_seed=True),
+          low=0.05, every_seed=True),
     Claim(quote="The first-noun rule is perfect",
           value="min(results['first noun'].values())", low=1.0, high=1.0, every_seed=True),
     Claim(quote="a model could score 100% by position alone",
           value="min(results['first noun'].values())", low=1.0, high=1.0, every_seed=True),
     # 6 · where the verb looks
-    Claim(quote="In every group the subject alone gets more of the row's weight than all the attractors "
-                "together",
-          value="subject_minus_attractors", low=0.1, every_seed=True),
-    Claim(quote="The row that decides *was* puts more weight on *cat* than on *mouse*",
-          value="learned[0, verb_row, 2] - learned[0, verb_row, 6]", low=0.05, every_seed=True),
-    Claim(quote="though far from all of it: the rest is spread over other words",
-          value="learned[0, verb_row, 2]", low=0.0, high=0.8, every_seed=True),
+    Claim(quote="At most seeds, in every group the subject alone gets more of the row's weight than all "
+                "the attractors together",
+          value="subject_minus_attractors", low=1e-9, rate=(0.6, 1.0)),
+    Claim(quote="at the default seed it is not *cat* but *chased* (0.33 against 0.26 for *cat*)",
+          value="float(darkest_word == 'chased')", low=1.0, high=1.0),
+    Claim(quote="at the default seed it is not *cat* but *chased* (0.33 against 0.26 for *cat*)",
+          value="learned[0, verb_row].max()", low=0.325, high=0.335),
+    Claim(quote="at the default seed it is not *cat* but *chased* (0.33 against 0.26 for *cat*)",
+          value="learned[0, verb_row, 2]", low=0.255, high=0.265),
+    # a rate's bounds hold at SEED = 0 too: the share of seeds at which a word other than the subject wins
+    Claim(quote="which column wins in this one sentence depends on the seed (the subject at some seeds, "
+                "*chased* or *that* at others)",
+          value="float(darkest_word != 'cat')", low=1.0, rate=(0.2, 0.8)),
+    Claim(quote="the row puts more weight on *cat* than on *mouse*, the nearer noun",
+          value="learned[0, verb_row, 2] - learned[0, verb_row, 6]", low=1e-9, rate=(0.6, 1.0)),
+    Claim(quote="at the default seed far from all of it",
+          value="learned[0, verb_row, 2]", low=0.0, high=0.5),
+    Claim(quote="At most seeds the subject's column is the darkest in more than half of the sentences of "
+                "every group",
+          value="darkest_subject", low=0.5, rate=(0.6, 1.0)),
+    Claim(quote="and the nearest noun's in at most a tenth",
+          value="darkest_nearest", low=0.0, high=0.1, rate=(0.6, 1.0)),
+    Claim(quote="a column picked at random would be the subject's in a sixth of them or less",
+          value="darkest_chance", low=0.0, high=1 / 6, every_seed=True),
+    Claim(quote="(with `SEED = 9`, in 3% of the sentences with three)",
+          value="darkest[3]['subject']", low=0.025, high=0.035, setting="SEED = 9"),
     # 7 · where it fails
-    Claim(quote="it still agrees in more than 80% of the sentences",
-          value=f"{TRAINED}[{DEEPER}]", low=0.8, every_seed=True),
-    Claim(quote="close to its score with three attractors",
-          value=f"abs({TRAINED}[(3, 'opposite')] - {TRAINED}[{DEEPER}])", low=0.0, high=0.15,
-          every_seed=True),
-    Claim(quote="The layer without positions does far worse there",
-          value=f"{TRAINED}[{DEEPER}] - {NO_POSITIONS}[{DEEPER}]", low=0.25, every_seed=True),
-    Claim(quote="The verb-predicting row then puts less than a third of the trained layer's weight on "
-                "the subject",
-          value="on_subject['without depth'] / on_subject['trained layer']", low=0.0, high=1 / 3,
+    Claim(quote="at most seeds it agrees less often there than with three attractors",
+          value=f"{TRAINED}[(3, 'opposite')] - {TRAINED}[{DEEPER}]", low=1e-9, rate=(0.5, 1.0)),
+    Claim(quote="The layer without positions does worse there at every seed",
+          value=f"{TRAINED}[{DEEPER}] - {NO_POSITIONS}[{DEEPER}]", low=0.02, every_seed=True),
+    Claim(quote="puts less than half of the trained layer's weight on the subject, at every seed",
+          value="on_subject['without depth'] / on_subject['trained layer']", low=0.0, high=0.5,
           every_seed=True),
     Claim(quote="better when the attractors share the subject's number than when they do not, at every "
-                "count",
-          value="same_minus_opposite", low=0.05, every_seed=True),
-    Claim(quote="the first-noun rule would have been perfect, but 400 steps of next-word prediction did "
-                "not find it",
-          value=f"max({NO_DEPTH}[(c, 'opposite')] for c in (1, 2, 3))", low=0.0, high=0.75,
+                "count and every seed",
+          value="same_minus_opposite", low=0.03, every_seed=True),
+    Claim(quote="with opposite-number attractors it agrees in fewer than half of the sentences at most "
+                "seeds",
+          value=f"np.mean([{NO_DEPTH}[(c, 'opposite')] for c in (1, 2, 3)])", high=0.5, rate=(0.6, 1.0)),
+    Claim(quote="well above the nearest-noun rule's 0%",
+          value=f"min({NO_DEPTH}[(c, 'opposite')] for c in (1, 2, 3))", low=0.05, every_seed=True),
+    Claim(quote="400 steps of next-word prediction did not find it, at any seed",
+          value=f"np.mean([{NO_DEPTH}[(c, 'opposite')] for c in (1, 2, 3)])", low=0.0, high=0.75,
           every_seed=True),
     # 8 · the mask
     Claim(quote="Without the mask the training loss falls to almost nothing, far below the causal "
@@ -79,8 +114,10 @@ CLAIMS = [
           value="maskless_causal_loss - uniform_loss", low=0.5, every_seed=True),
     Claim(quote="almost none of its sentences are grammatical",
           value="grammatical['maskless']", low=0.0, high=0.05, every_seed=True),
-    Claim(quote="against roughly half or more of the causal layer's",
-          value="grammatical['causal']", low=0.45, high=1.0, every_seed=True),
+    Claim(quote="against a third or more of the causal layer's at every seed",
+          value="grammatical['causal']", low=0.3, high=1.0, every_seed=True),
+    Claim(quote="against a third or more of the causal layer's.",
+          value="grammatical['causal']", low=0.3, high=1.0, every_seed=True),
     Claim(quote="The causal layer reports exactly 0 at every $t$",
           value="causal_leak", low=0.0, high=0.0, every_seed=True),
     Claim(quote="The maskless layer changes at every $t$ before the last",
