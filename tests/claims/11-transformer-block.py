@@ -1,8 +1,10 @@
-"""The prose claims of 11-transformer-block, each tied to a value its solution prints."""
+"""The prose claims of 11-transformer-block, each tied to a value its solution prints.
+
+Whether a model finds the subject depends on its start: section 7 trains three starts per shape,
+and what holds at most seeds only is a rate, tuned on seeds 0 to 29."""
 from claims import Claim
 
-TWO = 'results["two layers"]'
-ONE = 'results["one layer (10)"]'
+TWO = 'results["2 layers, 4 heads"]'
 HONEST = ('[nats for name, (nats, _) in table.items() if not name.startswith("(") '
           'and name not in ("no residual connections", "no causal mask")]')
 
@@ -66,56 +68,108 @@ CLAIMS = [
     Claim(quote="Still falling at the end",
           value='history["nats above floor"][-1] - history["nats above floor"][-3]', high=0.0,
           every_seed=True),
-    # 7 · agreement, samples, heads
-    Claim(quote="The two-layer model chooses the agreeing form in at least 90% of the sentences of every group",
-          value=f"min({TWO}.values())", low=0.9, every_seed=True),
+    # 7 · heads or layers: the 2x2, three starts each (finding the subject depends on the start)
+    Claim(quote="Those are removed (the cell prints how many)",
+          value="min(len(batch['verb']) for batch in tests.values())", low=10, every_seed=True),
+    Claim(quote="nearly all in the group without attractors",
+          value="max(n for key, n in removed.items() if key != (0, 'none'))", low=0, high=5,
+          every_seed=True),
+    Claim(quote="nearly all in the group without attractors",
+          value="removed[(0, 'none')]", low=50, every_seed=True),
+    Claim(quote="when it agrees in at least 90% of the opposite-number sentences", value="FINDS",
+          low=0.9, high=0.9),
+    Claim(quote="while a row's agreement can swing from near chance to near 100% (section 7)",
+          value="max(a for starts in grid.values() for _, a in starts) "
+                "- min(a for starts in grid.values() for _, a in starts)", low=0.4, every_seed=True),
+    Claim(quote="The model with 2 layers and 4 heads finds the subject from every one of its three "
+                "starts at most seeds",
+          value="found[2, 4]", low=3, high=3, rate=(0.6, 1.0)),
+    Claim(quote="chooses the agreeing form in at least 90% of the sentences of every group at most seeds",
+          value=f"min({TWO}.values())", low=0.9, rate=(0.6, 1.0)),
     Claim(quote="where the nearest-noun rule is always wrong",
           value="max(results['nearest noun'][(c, 'opposite')] for c in (1, 2, 3))", low=0.0, high=0.0,
           every_seed=True),
-    Claim(quote="at every count, the two-layer model is ahead",
-          value="two_minus_one", low=0.05, every_seed=True),
-    Claim(quote="the one layer is also further above the floor",
-          value="one_layer_nats - model_nats", low=0.0, every_seed=True),
-    Claim(quote="the two-layer model more often a whole sentence the grammar accepts",
-          value='grammatical["two layers"] - grammatical["one layer (10)"]', low=0.01, every_seed=True),
-    Claim(quote="a model 0.1 nats per token above it",
+    Claim(quote="most are 90% or more, or 60% or less",
+          value="sum(0.6 < agrees < 0.9 for starts in grid.values() for _, agrees in starts) / (4 * RUNS)",
+          low=0.0, high=1 / 3, every_seed=True),
+    Claim(quote="With 1 layer and 1 head, the block closest to notebook 10's layer, no start finds the "
+                "subject at most seeds",
+          value="found[1, 1]", low=0, high=0, rate=(0.6, 1.0)),
+    Claim(quote="it stays near or below the 50% of a coin",
+          value="max(agrees for _, agrees in grid[1, 1])", low=0.0, high=0.65, rate=(0.6, 1.0)),
+    Claim(quote="four heads in one layer find the subject from at least as many starts as one head in "
+                "two layers at most seeds",
+          value="found[1, 4] - found[2, 1]", low=0, rate=(0.6, 1.0)),
+    Claim(quote="with 1 layer and 1 head a model is further from the floor than with 2 layers and 4 "
+                "heads at every seed, but by a few hundredths of a nat",
+          value="np.mean([n for n, _ in grid[1, 1]]) - np.mean([n for n, _ in grid[2, 4]])",
+          low=0.01, high=0.12, every_seed=True),
+    Claim(quote="the model with 2 layers and 4 heads more often a whole sentence the grammar accepts, at "
+                "every seed",
+          value='grammatical["2 layers, 4 heads"] - grammatical["1 layer, 1 head"]', low=0.05,
+          every_seed=True),
+    Claim(quote="a model 0.1 nats per token above the floor",
           value="model_nats", low=0.05, high=0.15, every_seed=True),
-    # 8 · ablations
+    # 8 · ablations: the nats at every seed, agreement as rates
     Claim(quote="the maskless model gets a held-out loss *below* the floor",
           value='table["(no causal mask, reading the future)"][0]', high=-1.0, every_seed=True),
-    Claim(quote="it is further above the floor than a uniform guess",
+    Claim(quote="it is further above the floor than a uniform guess, and its agreement is near chance, at "
+                "every seed",
           value='table["no causal mask"][0] - baselines["uniform"]', low=0.0, every_seed=True),
+    Claim(quote="it is further above the floor than a uniform guess, and its agreement is near chance, at "
+                "every seed",
+          value='table["no causal mask"][1]', low=0.3, high=0.7, every_seed=True),
     Claim(quote="without them the model is the furthest above the floor of every model trained to read "
                 "only the past",
           value=f'table["no residual connections"][0] - max({HONEST})', low=0.02, every_seed=True),
-    Claim(quote="its agreement with opposite attractors is near chance",
+    Claim(quote="its agreement with opposite attractors is near chance, at every seed",
           value='table["no residual connections"][1]', low=0.3, high=0.7, every_seed=True),
-    Claim(quote="both rows are further from it than the full model",
-          value='min(table["no 1/sqrt(d_k)"][0], table["1 head of width 32"][0]) - full_nats', low=0.0,
-          every_seed=True),
-    Claim(quote="their rows are within a few hundredths of a nat of the full model",
-          value='max(abs(table[k][0] - full_nats) for k in ("no LayerNorm", "no positions", "1 layer"))',
-          low=0.0, high=0.05, every_seed=True),
-    Claim(quote="for LayerNorm and positions the agreement stays high",
-          value='min(table["no LayerNorm"][1], table["no positions"][1])', low=0.9, every_seed=True),
+    Claim(quote="with one head the model is a little further from the floor at every seed",
+          value='table["1 head of width 32"][0] - full_nats', low=0.0, high=0.15, every_seed=True),
+    Claim(quote="its agreement collapses at most seeds (near the 50% of a coin or below)",
+          value='table["1 head of width 32"][1]', low=0.0, high=0.65, rate=(0.6, 1.0)),
+    Claim(quote="without it the model is a little further from the floor at most seeds",
+          value='table["no 1/sqrt(d_k)"][0] - full_nats', low=0.0, high=0.1, rate=(0.6, 1.0)),
+    Claim(quote="Its agreement falls at a minority of seeds only: it does at the default seed (printed), and "
+                "stays at 90% or more at most others",
+          value='table["no 1/sqrt(d_k)"][1]', low=0.0, high=0.9, rate=(0.0, 0.4)),
+    Claim(quote="their rows are within a few hundredths of a nat of the full model at every seed",
+          value='max(abs(table[k][0] - full_nats) for k in '
+                '("no LayerNorm", "no positions", "no feed-forward layer", "1 layer"))',
+          low=0.0, high=0.08, every_seed=True),
+    Claim(quote="Without LayerNorm the agreement stays at 90% or more at most seeds",
+          value='table["no LayerNorm"][1]', low=0.9, rate=(0.6, 1.0)),
+    Claim(quote="without positions it stays that high at some seeds and falls far lower at others",
+          value='table["no positions"][1]', low=0.9, rate=(0.2, 0.95)),
+    Claim(quote="Without the feed-forward layer it falls below 90% at a minority of seeds (the default "
+                "seed among them)",
+          value='table["no feed-forward layer"][1]', low=0.0, high=0.9, rate=(0.0, 0.4)),
     # recap
     Claim(quote="about 1.5 nats here", value="exact_floor", low=1.45, high=1.6),
     Claim(quote="ends about 0.1 nats per token above the floor, less than half the bigram model's excess",
           value='max(model_nats - 0.15, 0.05 - model_nats, model_nats / baselines["bigram"] - 0.5)',
           high=0.0, every_seed=True),
-    Claim(quote="agrees with its subject across opposite attractors where notebook 10's one layer does not",
-          value="two_minus_one", low=0.05, every_seed=True),
-    Claim(quote="it also writes grammatical sentences more often",
-          value='grammatical["two layers"] - grammatical["one layer (10)"]', low=0.01, every_seed=True),
+    Claim(quote="with 2 layers and 4 heads it does from every start at most seeds",
+          value="found[2, 4]", low=3, high=3, rate=(0.6, 1.0)),
+    Claim(quote="with 1 layer and 1 head from none at most seeds",
+          value="found[1, 1]", low=0, high=0, rate=(0.6, 1.0)),
+    Claim(quote="four heads help at least as much as a second layer",
+          value="found[1, 4] - found[2, 1]", low=0, rate=(0.6, 1.0)),
+    Claim(quote="The model with 2 layers and 4 heads also writes grammatical sentences more often",
+          value='grammatical["2 layers, 4 heads"] - grammatical["1 layer, 1 head"]', low=0.05,
+          every_seed=True),
     Claim(quote="without the causal mask a model reads its targets and its loss drops below the floor",
           value='table["(no causal mask, reading the future)"][0]', high=-1.0, every_seed=True),
     Claim(quote="without residuals it stays far from the floor and at chance on agreement",
           value='max(full_nats + 0.05 - table["no residual connections"][0], '
                 'abs(table["no residual connections"][1] - 0.5) - 0.2)', high=0.0, every_seed=True),
-    Claim(quote="without the $1/\\sqrt{d_k}$ or with one head it is a little further from the floor",
-          value='min(table["no 1/sqrt(d_k)"][0], table["1 head of width 32"][0]) - full_nats', low=0.0,
-          every_seed=True),
-    Claim(quote="What LayerNorm, positions and a second layer buy does not show in 400 steps at this size",
-          value='max(abs(table[k][0] - full_nats) for k in ("no LayerNorm", "no positions", "1 layer"))',
-          low=0.0, high=0.05, every_seed=True),
+    Claim(quote="with one head it is a little further from the floor and loses the subject at most seeds",
+          value='table["1 head of width 32"][0] - full_nats', low=0.0, every_seed=True),
+    Claim(quote="with one head it is a little further from the floor and loses the subject at most seeds",
+          value='table["1 head of width 32"][1]', low=0.0, high=0.65, rate=(0.6, 1.0)),
+    Claim(quote="What LayerNorm, positions, the feed-forward layer and a second layer buy does not show in "
+                "the nats in 400 steps at this size",
+          value='max(abs(table[k][0] - full_nats) for k in '
+                '("no LayerNorm", "no positions", "no feed-forward layer", "1 layer"))',
+          low=0.0, high=0.08, every_seed=True),
 ]
