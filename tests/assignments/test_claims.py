@@ -211,8 +211,11 @@ def executed_values(assignment, seed, setting, expressions):
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment, seed, setting", list(runs()))
 def test_claims_hold(assignment, seed, setting):
+    # a rate holds at some seeds only, which need not include this one: the sweep checks it
     entries = [c for c in claims.load(assignment).CLAIMS
-               if (seed == 0 or c.every_seed) and c.setting == setting]
+               if ((seed == 0 and c.rate is None) or c.every_seed) and c.setting == setting]
+    if not entries:
+        return
     if seed == 0 and not setting:
         values = seed_zero.run(assignment).values
     else:
