@@ -133,7 +133,7 @@ def test_visible_check_uses_the_hidden_threshold(assignment):
                  if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
                  == "check_blockwise_attention")
     assert "peak < full / 2" in check
-    source = (REPO / "autograder" / "suites" / ASSIGNMENT / "test_attention_at_scale.py").read_text()
+    source = (REPO / "suites" / ASSIGNMENT / "test_attention_at_scale.py").read_text()
     assert "peak >= full / 2" in source
 
 

@@ -36,9 +36,18 @@ pytestmark = pytest.mark.slow
 
 ASSIGNMENT = "00-getting-started"
 FULL = 8.0
-SUITE_FILE = REPO / "autograder" / "suites" / ASSIGNMENT / "test_getting_started.py"
+SUITE_FILE = REPO / "suites" / ASSIGNMENT / "test_getting_started.py"
 SOLUTION_FILE = COURSE.assignment(ASSIGNMENT).solution
 MARKER = uuid.uuid4().hex  # a unique word for files and processes attacks leave behind
+
+# Folders and files the kernel is never shown. A top-level folder that holds the course or its
+# interpreter (a clone under /srv, a virtual environment under /opt) is shown in part, as the
+# kernel needs those, so it is left out of the list wherever this test runs.
+_SHOWN = [REPO.resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+OUTSIDE_THE_ALLOWLIST = [
+    p for p in ['/srv', '/var', '/opt', '/mnt', '/boot', '/sys', '/etc/shadow', '/etc/hostname',
+                '/etc/hosts', '/etc/ssh']
+    if not any(shown.is_relative_to(p) for shown in _SHOWN)]
 
 CORRECT = """def row_normalize(X):
     sums = X.sum(axis=-1, keepdims=True)
@@ -265,8 +274,7 @@ ATTACKS.update({
         f"for _ in range(10):\n    display({{{MIME!r}: 'y' * (30 << 20)}}, raw=True)\n"), FULL, ""),
     # --- the sandbox shows an allowlist
     "see folders outside the allowlist": (with_answer(if_it_works(
-        "import os\nassert any(os.path.exists(p) for p in ['/srv', '/var', '/opt', '/mnt', '/boot',"
-        " '/sys', '/etc/shadow', '/etc/hostname', '/etc/hosts', '/etc/ssh'])")), 0, ""),
+        f"import os\nassert any(os.path.exists(p) for p in {OUTSIDE_THE_ALLOWLIST!r})")), 0, ""),
     "read a file only the grader may read": (with_answer(if_it_works(
         f"import glob\nfound = glob.glob({str(SECRET_FILE)!r}) + glob.glob('/root/secret-*') + "
         f"glob.glob('/**/secret-{MARKER}', recursive=True)\nassert [open(p).read() for p in found]")),
@@ -392,6 +400,15 @@ def needs_bubblewrap():
         if os.environ.get("CI"):
             pytest.fail("bubblewrap is missing in CI: .ci/run must install it")
         pytest.skip("bubblewrap is not installed: the sandbox cannot be tested here")
+
+
+def test_the_attacks_aim_at_what_is_there():
+    """An attack on a file that does not exist scores 0 whatever the sandbox does: the suite and
+    the solution the attacks try to read are where the course keeps them, and the allowlist
+    attack still has folders to look for."""
+    assert SUITE_FILE.is_file() and "def test_" in SUITE_FILE.read_text()
+    assert Path(SOLUTION_FILE).is_file()
+    assert len(OUTSIDE_THE_ALLOWLIST) >= 7 and any(os.path.exists(p) for p in OUTSIDE_THE_ALLOWLIST)
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))

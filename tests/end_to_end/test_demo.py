@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.engine.figures import plain_figure
 from autograder.tools import demo
 from support import BIN, COURSE, REPO
 
@@ -147,11 +148,13 @@ def test_demo_grades_equal_the_expected_ones_and_writes_every_artefact(tmp_path)
             [handed_in] = (output / "course" / "submitted" / learner / assignment).glob("*.ipynb")
             drawn = [cell for cell in json.loads(handed_in.read_text())["cells"]
                      if "demonstration" in cell.get("metadata", {}).get("tags", [])
-                     and any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))]
+                     and any(plain_figure(o) for o in cell.get("outputs", []))]
             assert drawn, (learner, assignment)  # her lab drew figures...
             # ...and each such cell shows them in her feedback
             assert text.count("figure(s) from your submitted notebook") == len(drawn)
             assert text.count("<img") >= len(drawn)
+            # ...each with the description the course's kernel gave it, not nbconvert's stand-in
+            assert "No description has been provided" not in text, (learner, assignment)
     # `make demo-lab` opens this class in the formgrader
     assert sorted(formgrader_students(output / "course")) == sorted(learners)
 

@@ -480,7 +480,7 @@ def test_a_class_on_jupyterhub_from_the_documentation(hub, tmp_path):
     # an unguessable name: that is what keeps alice from bob's submission in the exchange.)
     course = hub.home("instructor") / "attention-course"
     exchange_inbound = hub.paths["/srv/nbgrader/exchange"] / COURSE_ID / "inbound"
-    secrets_to_keep = [course / "solutions" / ASSIGNMENT, course / "autograder" / "suites",
+    secrets_to_keep = [course / "solutions" / ASSIGNMENT, course / "suites",
                        course / ".course" / "gradebook.db", exchange_inbound]
     for role in ("alice", "bob"):
         for path in secrets_to_keep + [hub.home("bob" if role == "alice" else "alice")]:
