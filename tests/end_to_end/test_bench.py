@@ -151,7 +151,7 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
 
 
 def test_every_bench_submission_is_distinct(monkeypatch):
-    monkeypatch.setattr(bench, "_selected", list(bench.LIGHT_ASSIGNMENTS))
+    monkeypatch.setattr(bench.synthetic, "_selected", list(bench.LIGHT_ASSIGNMENTS))
     made = bench.class_notebooks(8, distinct=True)
     texts = [json.dumps(notebook) for _, _, notebook in made]
     assert len(set(texts)) == len(texts) == 8 * len(bench.assignments())
@@ -193,7 +193,7 @@ def test_distinct_submissions_grade_to_the_expected_scores(tmp_path):
 def test_the_instructor_path_measures_its_recording(tmp_path, monkeypatch):
     """The bench's hooks into the course still see the recording: its CPU time, its start and
     what it added after the last grade; and each assignment's time."""
-    monkeypatch.setattr(bench, "_selected", list(bench.LIGHT_ASSIGNMENTS))
+    monkeypatch.setattr(bench.synthetic, "_selected", list(bench.LIGHT_ASSIGNMENTS))
     run = bench.instructor_path(tmp_path, 1, 2)
     assert set(run["each"]) == set(bench.LIGHT_ASSIGNMENTS)
     assert sum(run["each"].values()) == pytest.approx(run["seconds"])
