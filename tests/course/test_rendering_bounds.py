@@ -11,7 +11,6 @@ most 6 times the time: the patterns these replace cost 14 to 25 times), never as
 import gc
 import html
 import re
-import statistics
 import time
 from pathlib import Path
 
@@ -94,14 +93,15 @@ def seconds(once):
 
 
 def assert_linear(make, n):
-    """Four times the input costs at most six times the time: the medians of five measures of
-    each size, taken in turn (so a busy moment of a shared machine weighs on both)."""
+    """Four times the input costs at most eight times the time (a quadratic step costs sixteen):
+    the fastest of five measures of each size, taken in turn, since a busy moment of a shared
+    machine only ever adds time."""
     small, large = renderer(make, n), renderer(make, 4 * n)
     times = [(seconds(small), seconds(large)) for _ in range(5)]
-    small, large = (statistics.median(t) for t in zip(*times))
+    small, large = (min(t) for t in zip(*times))
     print(f"[linear] {len(make(n))} and {len(make(4 * n))} characters: {small:.4f} s and "
           f"{large:.4f} s, {large / small:.1f} times")
-    assert large <= 6 * small, f"4 times the input took {large / small:.1f} times as long"
+    assert large <= 8 * small, f"4 times the input took {large / small:.1f} times as long"
 
 
 def valid(made):
