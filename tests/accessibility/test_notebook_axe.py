@@ -11,7 +11,6 @@ serious impact fail.
 """
 import html
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -20,7 +19,8 @@ import nbformat
 import pytest
 
 from support import COURSE, execute
-from test_browser import TOKEN, browser, dismiss_notifications, jupyterlab  # noqa: F401
+from support.browser import (TOKEN, axe_source, browser, dismiss_notifications,  # noqa: F401
+                             jupyterlab)
 
 pytestmark = pytest.mark.slow
 AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
@@ -33,16 +33,6 @@ IN_CONTENT = """violations => violations.flatMap(violation => violation.nodes
     .filter(node => node.target.length === 1
             && document.querySelector(node.target[0])?.closest(%r))
     .map(node => [violation.id, violation.impact, node.html]))""" % CONTENT
-
-
-@pytest.fixture
-def axe_source():
-    if not AXE.exists():
-        if os.environ.get("CI"):
-            pytest.fail("axe-core is missing in CI: `make test` installs it with npm")
-        pytest.skip("axe-core is not installed (make test installs it: npm ci in "
-                    "tests/accessibility)")
-    return AXE.read_text()
 
 
 def figure_count(notebook):

@@ -11,9 +11,8 @@ import os
 import pytest
 
 from support import COURSE
-from test_browser import BROWSER_ARGS, CHROMIUM, playwright
-from test_feedback_page import feedback  # noqa: F401 (a fixture: a class of two, graded)
-from test_notebook_axe import axe_source  # noqa: F401 (a fixture: axe-core's source)
+from support.browser import BROWSER_ARGS, CHROMIUM, axe_source, playwright  # noqa: F401
+from support.pages import feedback  # noqa: F401 (a fixture: a class of two, graded)
 
 pytestmark = pytest.mark.slow
 SEVERE = ("critical", "serious")

@@ -11,16 +11,15 @@ import json
 import os
 import re
 
-import nbformat
 import pytest
 
-from autograder.course import feedback_page, instructor, mathml, sanitize
+from autograder.course import feedback_page, mathml, sanitize
 from autograder.engine import grade
 from autograder.engine.result import score_story
 from autograder.engine import grade
 from autograder.engine.options import Options
-from autograder.sandbox import confinement
-from support import COURSE, execute, write_notebook
+from support import COURSE
+from support.pages import feedback  # noqa: F401  (a fixture: a class of two, graded)
 
 ASSIGNMENT = "02-scoring"
 
@@ -94,38 +93,6 @@ def test_the_index_names_functions_and_written_answers():
         "Written answer: max subtraction")
 
 
-@pytest.fixture(scope="module")
-def feedback(tmp_path_factory):
-    """{learner: feedback HTML} for the solution ("honest") and the release ("blank")."""
-    if not confinement.available():
-        pytest.skip("bubblewrap is not installed: the class cannot be graded here")
-    state = tmp_path_factory.mktemp("feedback") / "course"
-    state.mkdir()
-    instructor.nbgrader("generate_assignment", ASSIGNMENT, "--force",
-                    f"--CourseDirectory.release_directory={state.parent / 'release'}", state=state)
-    solution = COURSE.assignment(ASSIGNMENT).solution
-    released = state.parent / "release" / ASSIGNMENT / solution.name
-    # the honest learner ran their notebook before handing it in, as JupyterLab does: its
-    # demonstrations, which the grader does not re-run, keep the figures they drew
-    ran = execute(nbformat.read(str(solution), as_version=4), solution.parent)
-    write_notebook(state / "submitted" / "honest" / ASSIGNMENT / solution.name,
-                   json.loads(nbformat.writes(ran)))
-    write_notebook(state / "submitted" / "blank" / ASSIGNMENT / solution.name,
-                   json.loads(released.read_text()))
-    instructor.autograde(COURSE.assignment(ASSIGNMENT), jobs=2, state=state, progress=False,
-                         options=Options(sandbox="require"))
-    instructor.nbgrader("generate_feedback", ASSIGNMENT, state=state)
-    scores = {learner: float(re.search(r"autograded ([0-9.]+) of ([0-9.]+)", (next(
-        (state / "feedback" / learner / ASSIGNMENT).glob("*.html"))).read_text()).group(1))
-        for learner in ("honest", "blank")}
-    assert scores["honest"] > 0 and scores["blank"] == 0, scores  # graded, not failed to start
-    pages = {}
-    for learner in ("honest", "blank"):
-        [page] = (state / "feedback" / learner / ASSIGNMENT).glob("*.html")
-        pages[learner] = page
-    return pages
-
-
 def text_outside_code(page):
     page = re.sub(r"<(code|pre|script|style|math)\b.*?</\1>", " ", page, flags=re.DOTALL)
     return html.unescape(re.sub(r"<[^>]*>", " ", page))
@@ -166,7 +133,7 @@ def test_the_feedback_page_needs_no_network_and_names_what_it_grades(feedback):
 
 @pytest.mark.slow
 def test_the_feedback_page_renders_its_formulas_in_a_browser_with_no_network(feedback):
-    from test_browser import BROWSER_ARGS, CHROMIUM, playwright
+    from support.browser import BROWSER_ARGS, CHROMIUM, playwright
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     asked = []

@@ -30,12 +30,11 @@ from autograder.course import (config, exchange, formats, identity, instructor, 
 from autograder.course.nbgrader_plugin import feedback_markdown
 from autograder.engine import result as results
 from autograder.engine.options import Options
-from support import (ASSIGNMENTS, BIN, COURSE, REPO, needs_root_and_users, run_as,
+from support import (ASSIGNMENTS, BIN, COURSE, REPO, gradebook, needs_root_and_users, run_as,
                      write_notebook)
-from test_adversarial import (ASSIGNMENT, FULL, SOLUTION_FILE, base, listener,  # noqa: F401
-                              with_answer, with_extra_cell)
-from test_classroom import people  # noqa: F401  (real OS accounts: instructor, alice, bob, carol)
-from test_nbgrader import gradebook
+from support.attacks import (ASSIGNMENT, FULL, SOLUTION_FILE, base, listener,  # noqa: F401
+                             with_answer, with_extra_cell)
+from support.accounts import people  # noqa: F401  (real OS accounts: instructor, alice, bob, carol)
 
 NOTEBOOK = SOLUTION_FILE.name
 COURSE_ID = "attention-course"
@@ -993,7 +992,7 @@ def test_the_formgrader_and_feedback_pages_of_a_hostile_submission_run_no_script
     both learners fetch. A handler that would record a hit never runs, no element carries an
     event handler, a script, a frame or a javascript: URL, and the attempts show as text; the
     honest learner's pages are held to the same."""
-    from test_browser import BROWSER_ARGS, CHROMIUM, TOKEN, jupyterlab, playwright
+    from support.browser import BROWSER_ARGS, CHROMIUM, TOKEN, jupyterlab, playwright
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     state, hits = hostile_class

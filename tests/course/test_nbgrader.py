@@ -9,7 +9,7 @@ import pytest
 
 from autograder.course import instructor
 from autograder.engine import catalogue, demonstrations, figures, grade
-from support import COURSE, REPO, cell_source, write_notebook
+from support import COURSE, REPO, cell_source, gradebook, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbgrader-class")]
 
@@ -58,11 +58,6 @@ def graded_class(tmp_path_factory):
     instructor.nbgrader("generate_feedback", ASSIGNMENT, state=state)
     return {"state": state, "root": root, "name": name.removesuffix(".ipynb"),
             "mutant": mutant, "expected_bob": expected_bob}
-
-
-def gradebook(state):
-    from nbgrader.api import Gradebook
-    return Gradebook("sqlite:///" + str(state / "gradebook.db"))
 
 
 def score_by_hand(gb, question, name, student, points):

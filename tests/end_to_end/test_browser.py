@@ -6,102 +6,26 @@ and sees a graded class. `make lab` itself starts the learners' lab, without the
 tools, in which released notebooks open unmodified; `make instructor-lab` keeps those tools. Screenshots go to $AUTOGRADER_SCREENSHOTS (the README's come from
 here) or to the test's temporary folder.
 """
-import contextlib
 import json
 import os
 import re
-import signal
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from autograder.tools import demo
 from support import COURSE, REPO
+from support.browser import (TOKEN, browser, dismiss_notifications, jupyterlab,  # noqa: F401
+                             playwright)
 
 pytestmark = pytest.mark.slow
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
-                                 "(make test installs it from requirements-dev.lock)")
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-TOKEN = "attention-course-test"
-
-
-@pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing in CI: .ci/run must install it")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        yield chromium
-        chromium.close()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def jupyterlab(root, cwd, logs, env_extra=None, make_target=None):
-    """A JupyterLab serving ``root`` on a free loopback port; its URL. With ``make_target`` (lab,
-    instructor-lab) it is started by that target of the Makefile, as a reader types it, in this
-    environment; its process group (make, the shell, the server and its kernels) ends with it."""
-    port = free_port()
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", **(env_extra or {}))
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    log = open(Path(logs) / f"jupyterlab-{port}.log", "w")
-    flags = ["--no-browser", f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
-             f"--IdentityProvider.token={TOKEN}", "--LabApp.news_url=",
-             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    if make_target:
-        venv = Path(sys.executable).parent.parent
-        # -o: this environment counts as installed, whatever the files' dates
-        command = ["make", "--no-print-directory", "-C", str(REPO), "-o", f"{venv}/.installed",
-                   make_target, f"VENV={venv}", f"LAB_ROOT={root}", f"LAB_ARGS={' '.join(flags)}"]
-    else:
-        command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--allow-root",
-                   f"--ServerApp.root_dir={root}", *flags]
-    server = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                              start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError):
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            assert server.poll() is None, "JupyterLab exited at start"
-            time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, signal.SIGTERM)  # the group this test started, by its id
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            server.wait(timeout=20)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
-        log.close()
 
 
 def shots(tmp_path):
     folder = Path(os.environ.get("AUTOGRADER_SCREENSHOTS", tmp_path))
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def dismiss_notifications(page):
-    """Answer JupyterLab's news prompt, which would otherwise cover part of the screenshots."""
-    with contextlib.suppress(Exception):
-        page.get_by_role("button", name="No", exact=True).click(timeout=5000)
 
 
 WRITTEN_ANSWER = "The one with axis=1: on a batch of shape (B, n, m) it sums down the columns."

@@ -9,39 +9,21 @@ Creating users needs root (as in CI); elsewhere the test skips and says why.
 import csv
 import datetime
 import json
-import os
 import pwd
 import shutil
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
 from autograder.engine import catalogue
-from support import (BIN, COURSE, REPO, interpreter_open_to_others, needs_root_and_users, os_users,
-                     run_as)
+from support import BIN, COURSE, REPO, run_as
+from support.accounts import people  # noqa: F401  (a fixture: an instructor and three learners)
 
 pytestmark = pytest.mark.slow
 
 ASSIGNMENT = "00-getting-started"
 NOTEBOOK = COURSE.assignment(ASSIGNMENT).solution.name
 COURSE_ID = "attention-course"
-PREFIX = f"ac{os.getpid() % 10000}"
-
-
-@pytest.fixture
-def people():
-    needs_root_and_users()
-    root = Path(tempfile.mkdtemp(prefix="classroom-"))  # pytest's own tmp is root-only
-    root.chmod(0o755)
-    names = {"instructor": f"{PREFIX}-teach", "alice": f"{PREFIX}-alice", "bob": f"{PREFIX}-bob",
-             "carol": f"{PREFIX}-carol"}
-    try:
-        with interpreter_open_to_others(), os_users(root, *names.values()) as homes:
-            yield names, {role: homes[user] for role, user in names.items()}, root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.xdist_group("users")

@@ -35,9 +35,9 @@ from autograder.engine.kernel import CallFailed, KernelSession
 from support import (COURSE, REPO, autograde_measured, figure_flood, formgrader_pages,
                      grade_measured, measured_module, metadata_bomb, peaks, run_as,
                      write_notebook)
-from test_adversarial import (ASSIGNMENT, CORRECT, FULL, SOLUTION_FILE, expected_score,  # noqa: F401
-                              in_place_with, instructor, needs_bubblewrap, options, with_answer,
-                              with_extra_cell)
+from support.attacks import (ASSIGNMENT, CORRECT, FULL, SOLUTION_FILE, expected_score,  # noqa: F401
+                             in_place_with, instructor, needs_bubblewrap, options, with_answer,
+                             with_extra_cell)
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ import pytest
 from autograder.engine.assignment import Course
 from autograder.engine.notebook import source as cell_source  # noqa: F401  (tests take it from here)
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # tests/support/__init__.py
 COURSE = Course.from_root(REPO)  # this repository's course: solutions/, notebooks/, its suites
 ASSIGNMENTS = [assignment.name for assignment in COURSE.assignments()]
 
@@ -346,3 +346,8 @@ def formgrader_pages(paths, run=None):
         done = run(*args)
     pages = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return {page["path"]: (page["seconds"], page["chars"]) for page in pages}
+
+
+def gradebook(state):
+    from nbgrader.api import Gradebook
+    return Gradebook("sqlite:///" + str(state / "gradebook.db"))
