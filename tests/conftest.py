@@ -19,7 +19,9 @@ def pytest_collection_modifyitems(config, items):
     reports what it ran and nothing as skipped."""
     if os.environ.get("CLAIM_SWEEP") == "1":
         return
-    sweep = [item for item in items if item.get_closest_marker("claim_sweep") is not None]
+    kept, sweep = [], []
+    for item in items:
+        (sweep if item.get_closest_marker("claim_sweep") else kept).append(item)
     if sweep:
         config.hook.pytest_deselected(items=sweep)
-        items[:] = [item for item in items if item.get_closest_marker("claim_sweep") is None]
+        items[:] = kept

@@ -8,8 +8,6 @@ from pathlib import Path
 
 
 STAGES = ("start", "execute", "suite", "close")
-
-
 STAGE_NAMES = {
     "start": "sandbox + kernel start (and the grader's agent)",
     "execute": "notebook execution (the learner's cells)",
@@ -18,11 +16,7 @@ STAGE_NAMES = {
     "other": "read, restore locked cells, cache write",
     "total": "grade_notebook in all",
 }
-
-
 GOALS = {"speed-up": 3.0, "latency": 1.0, "recording": 0.2, "cost": 1.0, "server": 1.5}
-
-
 CLASS_SIZE = 1000
 
 

@@ -12,15 +12,9 @@ from ...engine.assignment import Course
 
 
 LIGHT_ASSIGNMENTS = ("00-getting-started", "02-scoring")  # the capacity curve's class
-
-
 NOTEBOOK_BUDGET = 15.0    # seconds, from a fresh kernel on 2 cores; the heavier three have their own
-
-
 NOTEBOOK_BUDGETS = {"10-learning-self-attention": 20.0, "11-transformer-block": 30.0,
                     "12-real-words": 60.0}
-
-
 _selected: list[str] | None = None   # --assignments; None: every assignment of the course
 
 
