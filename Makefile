@@ -29,7 +29,7 @@ ASSIGNMENTS := $(notdir $(wildcard solutions/*))
 # nbgrader calls `alembic` by name: the environment's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab instructor-lab axe demo demo-lab test check claims release bench lock clean help hub-env wheelhouse
+.PHONY: lab instructor-lab axe demo demo-lab test check claims release bench lock clean help hub-env wheelhouse engine-wheel
 
 help:
 	@sed -n '2,8p' Makefile | sed '/^#$$/d'
@@ -128,6 +128,12 @@ release: $(STAMP)
 # CLAIM_SEEDS names (make claims CLAIM_SEEDS=10-29). make test checks two seeds; this checks them all.
 claims: $(DEV_STAMP)
 	CLAIM_SWEEP=1 $(BIN)/python -m pytest -n 2 -p no:randomly tests/assignments/test_claims.py -k across_the_seed_sweep
+
+# The grading engine as a distribution of its own (packaging/engine/): the wheel another course
+# installs, without this course's helpers, suites or tools (docs/authoring.md).
+ENGINE_DIST ?= dist
+engine-wheel: $(STAMP)
+	$(BIN)/python packaging/engine/build.py $(ENGINE_DIST)
 
 bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m autograder.tools.bench $(BENCH_ARGS)

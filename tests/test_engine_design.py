@@ -145,6 +145,16 @@ def test_the_sandbox_needs_only_the_standard_library_and_the_engine_nothing_of_n
             assert not others & NBGRADER_WORLD, (name, others & NBGRADER_WORLD)
 
 
+def test_the_engine_imports_nothing_of_any_course():
+    """What installs as the engine (every floor but tools/, this course's own tools) imports no
+    course's package: not this course's learner packages, nor its suites' shared modules."""
+    course_packages = set(COURSE.learner_packages) | {p.stem for p in COURSE.suite_support()}
+    assert "helpers" in course_packages and "attention_kit" in course_packages
+    found = {name: imports(path, name)[1] & course_packages for name, path in modules().items()
+             if floor(name) != "tools"}
+    assert {name: names for name, names in found.items() if names} == {}
+
+
 def test_one_import_name_per_module():
     """No module of the package is imported under another name (``grade as engine``)."""
     aliased = []

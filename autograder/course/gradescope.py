@@ -9,11 +9,11 @@ once when the image is built, ``run_autograder`` once per submission, as root, i
 ``results.json`` must appear). See docs/gradescope.md.
 
 The zip holds what grading needs and nothing else (:func:`zip_entries`): the engine and sandbox
-layers with this runner, the modules of other packages the engine and the suite import (the
-kit's checks in ``helpers``), this assignment's hidden suite with its mutants (they name
-mistakes; the alternatives stay home), the reference definitions the suite compares against (the
-solution notebook's definition cells only: no narrative, no model answers), the release notebook
-(to restore locked cells), the packages learners' notebooks import and the course's pinned
+layers with this runner, the modules of other packages the engine and the suite import, this
+assignment's hidden suite with its mutants (they name mistakes; the alternatives stay home), the
+modules the course's suites share (``suites/*.py``), the reference definitions the suite compares
+against (the solution notebook's definition cells only: no narrative, no model answers), the
+release notebook (to restore locked cells), the packages learners' notebooks import and the course's pinned
 requirements. The same commit always gives the same bytes.
 """
 from __future__ import annotations
@@ -127,6 +127,8 @@ def zip_entries(assignment: Assignment, visibility: str) -> list[tuple[str, byte
     entries += [(f"{LAYOUT['suites']}/{assignment.name}/{p.relative_to(assignment.suite)}",
                  p.read_bytes(), 0o644) for p in cache.suite_files(assignment)
                 if p.is_relative_to(assignment.suite) and p.name not in LEFT_HOME]
+    entries += [(f"{LAYOUT['suites']}/{p.name}", p.read_bytes(), 0o644)
+                for p in course.suite_support()]  # what the course's suites share
     solution, release = assignment.solution, assignment.release
     entries += [(f"{LAYOUT['solutions']}/{assignment.name}/{solution.name}",
                  reference_notebook(assignment).encode(), 0o644),

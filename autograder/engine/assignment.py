@@ -77,6 +77,14 @@ class Course:
     def suites_folder(self) -> Path:
         return self.root / self.suites
 
+    def suite_support(self) -> list[Path]:
+        """The modules at the top of the suites folder (``conftest.py`` aside): what the course's
+        suites share beyond the engine's kit, importable by name from every suite while it runs
+        (:func:`autograder.engine.suite.importable`)."""
+        folder = self.suites_folder
+        return sorted(p for p in folder.glob("*.py") if p.is_file() and p.name != "conftest.py") \
+            if folder.is_dir() else []
+
     def assignments(self) -> list[Assignment]:
         """Every assignment: each folder of the solutions holding a notebook, by name."""
         folder = self.solutions_folder

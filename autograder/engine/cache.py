@@ -62,12 +62,14 @@ def _settings(options: Options) -> bytes:
 # ------------------------------------------------------------------ an assignment's version
 
 def suite_files(assignment: Assignment) -> list[Path]:
-    """The files of the assignment's suite folder, and the suites' own ``conftest.py`` (pytest
-    loads it when it runs the suite)."""
+    """The files of the assignment's suite folder, the suites' own ``conftest.py`` (pytest
+    loads it when it runs the suite) and the modules every suite of the course may import
+    (:meth:`~autograder.engine.assignment.Course.suite_support`)."""
     files = sorted(p for p in assignment.suite.rglob("*")
                    if p.is_file() and "__pycache__" not in p.parts)
     conftest = assignment.course.suites_folder / "conftest.py"
-    return files + ([conftest] if conftest.is_file() else [])
+    return files + ([conftest] if conftest.is_file() else []) \
+        + assignment.course.suite_support()
 
 
 # The modules the suite's files import (and the entry point), by the digest of the files they

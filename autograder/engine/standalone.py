@@ -17,11 +17,15 @@ encoding and data-only reader the grader uses (:func:`autograder.engine.suite.lo
 test sees what it sees when grading.
 
 When the grader runs a suite (:func:`autograder.engine.suite.run`), its own plugin provides
-``submission``; this one then adds nothing: no fixture, no hook that acts.
+``submission``; this one then adds nothing: no fixture, no hook that acts. Run by hand, the
+course's suites folder goes on the import path before a suite file is imported, so that a suite
+imports what the course's suites share by name, as it does when graded.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -80,6 +84,17 @@ class Standalone:
         self.kind = "mutant" if mutant else "alternative" if alternative else None
         self.name: str | None = mutant or alternative
         self.namespaces: dict[Assignment, dict[str, Any]] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> None:
+        """Before a suite file is imported: its course's suites folder on the import path, for
+        what the course's suites share (as :func:`suite.importable` does when grading)."""
+        if file_path.suffix != ".py":
+            return
+        with contextlib.suppress(pytest.UsageError):
+            folder = str(course_of(file_path.parent).suites_folder)
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
 
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:

@@ -13,7 +13,9 @@ point rests on the kernel's word without a label.
 The suite runs under pytest with the engine's own settings (no configuration file of the
 course's, nor of any folder above it, is read), its ``conftest.py`` files from the course's
 suites folder down; while it runs, the catalogue knows which assignment the suite grades
-(:func:`~autograder.engine.catalogue.running`).
+(:func:`~autograder.engine.catalogue.running`) and the suites folder is on the import path
+(:func:`importable`), so that a suite imports what its course's suites share
+(:meth:`~autograder.engine.assignment.Course.suite_support`) by name.
 """
 from __future__ import annotations
 
@@ -21,8 +23,10 @@ import contextlib
 import dataclasses
 import io
 import os
+import sys
 import time
-from typing import Any, Callable, Collection, Generator
+from pathlib import Path
+from typing import Any, Callable, Collection, Generator, Iterator
 
 import pytest
 
@@ -226,6 +230,24 @@ def grading(config: pytest.Config) -> bool:
     return any(isinstance(plugin, _Plugin) for plugin in config.pluginmanager.get_plugins())
 
 
+@contextlib.contextmanager
+def importable(folder: Path) -> Iterator[None]:
+    """``folder`` first on the import path for the block, and the modules imported from it
+    forgotten afterwards: the next suite, of this course or another, reads them afresh."""
+    where = str(folder)
+    before = set(sys.modules)
+    sys.path.insert(0, where)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(where)
+        for name in set(sys.modules) - before:
+            origin = getattr(sys.modules[name], "__file__", None) or ""
+            if origin.startswith(where + os.sep):
+                del sys.modules[name]
+
+
 def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
         select: str | None = None, exercises: Collection[str] | None = None
         ) -> list[TestResult]:
@@ -251,7 +273,7 @@ def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
         args += ["-k", select]
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), \
-            catalogue.running(assignment):
+            catalogue.running(assignment), importable(assignment.course.suites_folder):
         code = pytest.main(args, plugins=[plugin])
     if code not in (0, 1) or not plugin.results:
         raise RuntimeError(f"the hidden suite of {assignment} did not run (pytest exit {code}):\n"

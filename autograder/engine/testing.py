@@ -15,10 +15,10 @@ The kit, one of each, so that no suite writes its own:
   catalogued mistake explains names that mistake.
 - :func:`expect_clean_call`: the last call raised no numpy warning (underflow aside), changed no
   input in place and printed nothing; ``hint`` and ``copy_hint`` say what usually causes each, for
-  the function at hand.
-- :func:`softmax`: the trusted softmax expected values are computed with (float64, masks, rows with
-  nothing to attend to give zeros); :func:`central_differences`: the trusted numerical gradient
-  expected gradients are computed with.
+  the function at hand (a course sets its own defaults in its suites' support module: see
+  docs/authoring.md).
+- :func:`central_differences`: the trusted numerical gradient expected gradients are computed
+  with.
 - :func:`expect_plain_cache`: the cache of a learner's forward pass can be handed back to their
   backward pass; :func:`forward_for_backward` runs the forward pass a backward pass is tested
   through, and says which of the two to fix when it fails.
@@ -26,7 +26,11 @@ The kit, one of each, so that no suite writes its own:
 Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission)`` (from
 ``autograder.kit``) to :func:`expect_close`. A catalogued mistake is then named only when the
 learner's function matches it on the checked input *and* on a second input; otherwise the message
-describes the property that is off (``helpers.checks.describe_difference``).
+describes the property that is off (:func:`autograder.engine.checks.describe_difference`).
+
+The kit knows no course: what one course's suites share beyond it (a trusted softmax, a hint about
+its own functions) lives in a module at the top of that course's suites folder, which every suite
+of the course imports by name (:func:`suite.run` puts the folder on the import path).
 """
 from __future__ import annotations
 
@@ -36,13 +40,12 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-from helpers import checks
-from helpers.checks import expect_finite, expect_shape, fail, name_mistake
-
+from . import checks
+from .checks import expect_finite, expect_shape, fail, name_mistake
 from .wire import Lambda, Partial, Unsupported
 
-#: The failure a hidden test raises: the visible checks' own, so both speak alike.
-Feedback = checks.CheckFailed
+#: The failure a hidden test raises (:class:`autograder.engine.checks.Feedback`).
+Feedback = checks.Feedback
 
 #: What went wrong with a call, as :attr:`SubmissionError.kind`.
 KINDS = {
@@ -219,32 +222,7 @@ def suite_function(source: str, **params: Any) -> tuple[Lambda | Partial, Callab
     return Lambda(source), local
 
 
-def batched_keys_hint(error: SubmissionError, K: Any) -> str | None:
-    """For a matrix product that failed on keys with batch dimensions: the usual cause."""
-    if np.ndim(K) > 2 and error.cause == "matmul":
-        return (f"It was called with batch dimensions, K of shape {np.shape(K)}: `K.T` reverses "
-                f"every axis of a batch, `np.swapaxes(K, -1, -2)` swaps only the last two.")
-    return None
-
-
 # ------------------------------------------------------------------ trusted math
-
-def softmax(z: Any, axis: int = -1, mask: Any = None) -> np.ndarray:
-    """The trusted softmax suites compute expected values with, in float64.
-
-    ``mask`` (True = may be attended to, broadcast against ``z``) gives the other entries weight 0.
-    A slice with nothing to attend to (every entry masked or -inf) gives zeros, not nan, and no
-    warning."""
-    z = np.asarray(z, dtype=np.float64)
-    if mask is not None:
-        z = np.where(np.asarray(mask, dtype=bool), z, -np.inf)
-    top = z.max(axis=axis, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    e = np.exp(z - top)
-    total = e.sum(axis=axis, keepdims=True)
-    weights: np.ndarray = e / np.where(total > 0, total, 1.0)
-    return weights
-
 
 def central_differences(f: Callable[[np.ndarray], float], x: Any,
                         eps: float = 1e-6) -> np.ndarray:
@@ -268,7 +246,7 @@ def central_differences(f: Callable[[np.ndarray], float], x: Any,
 
 def expect_close(actual: Any, expected: Any, what: str, rtol: float = 1e-6, atol: float = 1e-8,
                  mistakes: Any = None) -> Any:
-    """As :func:`helpers.checks.expect_close`, after making sure ``actual`` is a numeric array.
+    """As :func:`autograder.engine.checks.expect_close`, after making sure ``actual`` is a numeric array.
 
     A result of the wrong shape, or with nan or inf where the right answer is finite, is first
     compared with the known ``mistakes``, so that a mistake that produces one is named too."""
@@ -324,19 +302,19 @@ def expect_plain_cache(cache: Any, forward: str, backward: str) -> None:
              f"Functions, closures and objects of your own classes cannot make the trip.")
 
 
-WARNING_HINT = "An overflow in exp usually means the maximum was not subtracted first."
 COPY_HINT = "for example `X = X / s` rather than `X /= s`"
 
 
 def expect_clean_call(submission: Any, name: str,
-                      hint: str | Callable[[str], str | None] | None = WARNING_HINT,
+                      hint: str | Callable[[str], str | None] | None = None,
                       copy_hint: str = COPY_HINT, value: Any = None, mistakes: Any = None) -> None:
     """The last call raised no numpy warning, changed none of its inputs in place and printed
     nothing.
 
     Underflow (a tiny number rounded to 0, as in exp(-1000)) is harmless, silent under numpy's
     defaults and not held against anyone. ``hint`` says what usually causes a warning in this
-    function: a sentence, or a function of the warning's text returning one (or None).
+    function: a sentence, or a function of the warning's text returning one (or None, the
+    default: the warning alone).
     ``copy_hint`` shows how to work on a copy. When the call warned and its result ``value``
     matches one of the known ``mistakes``, the mistake is named."""
     last = submission.last

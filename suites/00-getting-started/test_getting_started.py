@@ -2,8 +2,10 @@
 import numpy as np
 import pytest
 
-from autograder.kit import (as_array, check, expect_clean_call, expect_close, expect_shape,
-                            expect_sums_to_one, mistakes, points)
+from autograder.kit import (as_array, check, expect_close, expect_shape, expect_sums_to_one,
+                            mistakes, points)
+
+from attention_kit import expect_clean_call
 
 ASSIGNMENT = "00-getting-started"
 # What expect_clean_call says about a warning in row_normalize.

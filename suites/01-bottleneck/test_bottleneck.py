@@ -8,8 +8,10 @@ entry of W, or left out of the penalty): the curriculum only asks for "ridge lea
 import numpy as np
 import pytest
 
-from autograder.kit import (as_array, as_float, check, expect_clean_call, expect_close,
-                            expect_finite, expect_shape, fail, mistakes, name_mistake, points)
+from autograder.kit import (as_array, as_float, check, expect_close, expect_finite, expect_shape,
+                            fail, mistakes, name_mistake, points)
+
+from attention_kit import expect_clean_call
 
 ASSIGNMENT = "01-bottleneck"
 

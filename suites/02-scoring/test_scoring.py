@@ -9,8 +9,10 @@ learner's own score functions; those score functions accept batches and broadcas
 import numpy as np
 import pytest
 
-from autograder.kit import (as_array, as_pair, call, check, expect_clean_call, expect_close,
-                            expect_shape, mistakes, points, softmax, suite_function)
+from autograder.kit import (as_array, as_pair, call, check, expect_close, expect_shape, mistakes,
+                            points, suite_function)
+
+from attention_kit import expect_clean_call, softmax
 
 ASSIGNMENT = "02-scoring"
 

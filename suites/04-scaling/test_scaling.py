@@ -11,9 +11,10 @@ import functools
 import numpy as np
 import pytest
 
-from autograder.kit import (RNG, as_array, as_float, as_pair, check, expect_clean_call,
-                            expect_close, expect_shape, fail, matching_mistakes, mistakes, points,
-                            softmax)
+from autograder.kit import (RNG, as_array, as_float, as_pair, check, expect_close, expect_shape,
+                            fail, matching_mistakes, mistakes, points)
+
+from attention_kit import expect_clean_call, softmax
 
 ASSIGNMENT = "04-scaling"
 KEYS = ("max_weight", "entropy", "grad_norm")

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from helpers import grammar
 
-from autograder.kit import (Lambda, Partial, RNG, as_array, as_float, as_pair, check,
-                            expect_clean_call, expect_close, expect_shape, fail, mistakes, points,
-                            softmax)
+from autograder.kit import (Lambda, Partial, RNG, as_array, as_float, as_pair, check, expect_close,
+                            expect_shape, fail, mistakes, points)
+
+from attention_kit import expect_clean_call, softmax
 
 ASSIGNMENT = "05-self-attention"
 

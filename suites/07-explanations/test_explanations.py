@@ -10,8 +10,10 @@ import itertools
 
 import numpy as np
 
-from autograder.kit import (RNG, as_array, as_float, check, expect_clean_call, expect_close,
-                            expect_shape, fail, mistakes, points, softmax, suite_function)
+from autograder.kit import (RNG, as_array, as_float, check, expect_close, expect_shape, fail,
+                            mistakes, points, suite_function)
+
+from attention_kit import expect_clean_call, softmax
 
 ASSIGNMENT = "07-explanations"
 LN2 = float(np.log(2.0))

@@ -8,10 +8,11 @@ attention_backward, and compares the resulting gradients with gradients computed
 import numpy as np
 import pytest
 
-from autograder.kit import (as_array, as_float, central_differences, check, expect_clean_call,
-                            expect_close, expect_plain_cache, expect_shape, fail,
-                            forward_for_backward, mistakes, mutants, points, softmax,
-                            suite_function)
+from autograder.kit import (as_array, as_float, central_differences, check, expect_close,
+                            expect_plain_cache, expect_shape, fail, forward_for_backward, mistakes,
+                            mutants, points, suite_function)
+
+from attention_kit import expect_clean_call, softmax
 
 ASSIGNMENT = "08-learning-to-attend"
 

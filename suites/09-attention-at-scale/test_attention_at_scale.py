@@ -23,9 +23,10 @@ fool this test (it runs in their kernel); everything else in the suite is judged
 import numpy as np
 import pytest
 
-from autograder.kit import (Function, SubmissionError, as_array, as_float, batched_keys_hint, call,
-                            check, expect_clean_call, expect_close, expect_shape, fail, mistakes,
-                            points, softmax)
+from autograder.kit import (Function, SubmissionError, as_array, as_float, call, check,
+                            expect_close, expect_shape, fail, mistakes, points)
+
+from attention_kit import batched_keys_hint, expect_clean_call, softmax
 
 ASSIGNMENT = "09-attention-at-scale"
 EXACT = {"rtol": 1e-10, "atol": 1e-13}       # float64 against float64 softmax weights in [0, 1]

@@ -86,13 +86,14 @@ def test_each_zip_is_reproducible_and_holds_only_what_grading_needs(assignment, 
         assert archive.getinfo("run_autograder").external_attr >> 16 & 0o111
         # Listed in full: the engine and sandbox layers with the runner (no nbgrader module, no
         # tool: benchmark, demo, report), the learners' package, this assignment's suite and
-        # mutants (no alternatives), its reference definitions and its release.
+        # mutants (no alternatives), what the course's suites share, its reference definitions
+        # and its release.
         suite = {f"suites/{assignment}/{p.relative_to(found.suite)}"
                  for p in found.suite.rglob("*") if p.is_file() and "__pycache__" not in p.parts
                  and p.name != "alternatives.py"}
         learner = {f"learner/helpers/{p.name}" for p in (REPO / "src" / "helpers").glob("*.py")}
         assert set(names) == {"setup.sh", "run_autograder", "requirements.lock", "settings.json",
-                              *ENGINE_FILES, *learner, *suite,
+                              *ENGINE_FILES, *learner, *suite, "suites/attention_kit.py",
                               f"solutions/{assignment}/{found.solution.name}",
                               f"notebooks/{assignment}/{found.release.name}"}, sorted(names)
         assert f"suites/{assignment}/mutants.py" in names

@@ -129,9 +129,10 @@ def test_its_gradescope_zip_holds_its_suite_and_the_engine_and_grades_it(course,
     assert {"suites/centering/test_centering.py", "suites/centering/mutants.py",
             "solutions/centering/centering.ipynb", "notebooks/centering/centering.ipynb",
             "autograder/engine/grade.py", "autograder/sandbox/confinement.py",
-            "helpers/checks.py"} <= names  # the kit's checks: no learner package of its own
+            "autograder/engine/checks.py"} <= names
     assert "suites/centering/alternatives.py" not in names
-    assert not [n for n in names if n.startswith(("learner/", "autograder/tools/"))]
+    # no learner package of its own, and nothing of the attention course's
+    assert not [n for n in names if n.startswith(("learner/", "autograder/tools/", "helpers/"))]
     assert settings["assignment"] == ASSIGNMENT and settings["notebooks"] == {
         ASSIGNMENT: "centering.ipynb"}
     if os.geteuid() != 0 or not confinement.available():

@@ -60,7 +60,7 @@ def test_the_grading_code_is_every_module_grading_loads():
     files, others = closure.closure(suite_modules(COURSE.assignment(ASSIGNMENT)))
     assert {"autograder.engine.reference", "autograder.engine.result", "autograder.engine.grade",
             "autograder.engine.kernel", "autograder.engine.suite", "autograder.engine.wire",
-            "autograder.sandbox.launcher", "autograder.kit", "helpers.checks"} <= set(files)
+            "autograder.sandbox.launcher", "autograder.kit", "autograder.engine.checks"} <= set(files)
     assert not [m for m in files if m.startswith(("autograder.course", "autograder.tools"))]
     assert {o.split("==")[0] for o in others} >= {"numpy", "pytest", "pyzmq", "jupyter_client"}
     # what a grading process really loads, it finds
@@ -133,15 +133,16 @@ def test_every_setting_that_can_change_a_result_misses_the_cache():
 
 
 def test_the_course_files_a_result_depends_on_change_the_version(tmp_path):
-    """The suite (and each catalogue file), the reference notebook and the release: a copy of the
-    second course, each file changed in turn."""
+    """The suite (and each catalogue file), a module the course's suites share, the reference
+    notebook and the release: a copy of the second course, each file changed in turn."""
     root = tmp_path / "course"
     shutil.copytree(SECOND_COURSE, root)
+    (root / "suites" / "shared.py").write_text("TOLERANCE = 1e-6\n")
     assignment = Course.from_root(root).assignment("centering")
     before = cache.version(assignment)
     changed = [*cache.suite_files(assignment), assignment.solution, assignment.release]
     assert {p.name for p in changed} >= {"test_centering.py", "mutants.py", "alternatives.py",
-                                        "centering.ipynb"}
+                                        "shared.py", "centering.ipynb"}
     for path in changed:
         original = path.read_bytes()
         path.write_bytes(original + b" ")

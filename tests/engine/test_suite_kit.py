@@ -171,17 +171,34 @@ def test_call_adds_a_hint_to_a_raised_error_only():
     assert testing.call(submission, "add", 1.0, 2.0, hint="unused") == 3.0
 
 
-def test_the_kit_softmax_masks_and_gives_zeros_to_empty_rows_quietly():
+def test_the_course_softmax_masks_and_gives_zeros_to_empty_rows_quietly():
+    """This course's trusted softmax, in what its suites share (suites/attention_kit.py),
+    imported as a suite imports it while it runs."""
+    with suite.importable(COURSE.suites_folder):
+        from attention_kit import softmax
     z = np.array([[1.0, 2.0, 3.0], [1e4, -1e4, 0.0], [-np.inf, -np.inf, -np.inf]])
     mask = np.array([True, True, False])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        p = testing.softmax(z)
-        masked = testing.softmax(z, mask=mask)
+        p = softmax(z)
+        masked = softmax(z, mask=mask)
     assert np.allclose(p[0], np.exp([1, 2, 3]) / np.exp([1, 2, 3]).sum())
     assert np.allclose(p[1], [1, 0, 0]) and np.array_equal(p[2], np.zeros(3))
     assert masked[0, 2] == 0 and np.isclose(masked[0].sum(), 1)
-    assert np.allclose(testing.softmax(z[:2], axis=0).sum(axis=0), 1)
+    assert np.allclose(softmax(z[:2], axis=0).sum(axis=0), 1)
+
+
+def test_what_a_course_suites_share_is_importable_only_while_a_suite_runs():
+    """suite.importable puts the suites folder on the path and forgets its modules afterwards,
+    so that an edited module is read again and another course's module of that name is its own."""
+    assert [p.name for p in COURSE.suite_support()] == ["attention_kit.py"]
+    with suite.importable(COURSE.suites_folder):
+        import attention_kit
+        assert attention_kit.__file__ == str(COURSE.suites_folder / "attention_kit.py")
+    assert "attention_kit" not in sys.modules
+    assert str(COURSE.suites_folder) not in sys.path
+    with pytest.raises(ImportError):
+        import attention_kit  # noqa: F401, F811
 
 
 def test_expect_clean_call_ignores_underflow_and_uses_the_function_hint():
@@ -194,6 +211,8 @@ def test_expect_clean_call_ignores_underflow_and_uses_the_function_hint():
     Fake.last.warnings = ["RuntimeWarning: underflow encountered in exp"]
     testing.expect_clean_call(Fake, "f")
     Fake.last.warnings = ["RuntimeWarning: divide by zero encountered in log"]
+    with pytest.raises(testing.Feedback, match=r"must not produce warnings\.$"):
+        testing.expect_clean_call(Fake, "f")  # the kit knows no course: no hint of its own
     with pytest.raises(testing.Feedback, match=r"must not produce warnings\. Avoid log\(0\)\.$"):
         testing.expect_clean_call(Fake, "f", hint=lambda w: "Avoid log(0)." if "log" in w else None)
     Fake.last.warnings, Fake.last.mutated = [], [1]
