@@ -17,6 +17,9 @@ A learner's file is also noted by its bytes (:func:`file_key`, under the same se
 version): the recording of a class then finds each file the workers graded, and a command run
 again finds every file it graded, without reading it again. A note names the content key its
 file was graded as, and is written only once that result is kept.
+
+Grading a notebook consults the cache at one place, a :class:`Lookup`: the file's note first,
+then the content's key; what it grades is kept under that content key, and the file noted.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import json
 import os
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import demonstrations, notebook
 from .assignment import Assignment, contents_digest
@@ -35,7 +38,7 @@ from .options import Options, result_values
 from .result import Result
 
 __all__ = ["StateFull", "write_atomically", "content_key", "file_key", "lookup", "lookup_file",
-           "store", "store_file", "version", "suite_files", "confinement_in_force"]
+           "store", "store_file", "Lookup", "version", "suite_files", "confinement_in_force"]
 
 ENTRY_POINT = __name__.rsplit(".", 1)[0] + ".grade"  # what grading one notebook runs
 
@@ -152,3 +155,52 @@ def lookup(folder: str | Path, key: str) -> tuple[Result, dict[str, Any] | None]
 def store(folder: str | Path, key: str, result: Result, executed: dict[str, Any] | None) -> None:
     write_atomically(Path(folder) / f"{key}.json",
                      json.dumps({"result": result.to_json(), "executed": executed}))
+
+
+class Lookup:
+    """One notebook's way through the cache in ``folder`` (None: there is none, and nothing is
+    found or kept): :meth:`find` what was kept for it, or :meth:`store` what grading it gave.
+
+    The learner's file is tried first, by its bytes (:func:`lookup_file`), before they are even
+    parsed; then the graded content (:func:`lookup`). A file found by its content is noted at
+    once, and a result graded is kept under its content key, then the file noted as graded as it
+    (a file noted is always found graded)."""
+
+    def __init__(self, folder: str | Path | None, assignment: Assignment,
+                 options: Options) -> None:
+        self.folder = folder
+        self.assignment = assignment
+        self.options = options
+        self.by_file: str | None = None  # the file's key, once the file was read
+        self.key: str | None = None      # the content's key, once the content was made
+
+    def find(self, file: bytes | None, content: Callable[[], dict[str, Any] | bytes]
+             ) -> tuple[Result, dict[str, Any] | None] | None:
+        """What is kept for the learner's ``file`` (its bytes; None when it could not be read)
+        or, failing that, for the graded content ``content()`` makes (the cells after the locked
+        ones are restored, or bytes that stand for a notebook that could not be read): the result
+        and its executed notebook, or None. ``content`` is called unless the file was found."""
+        if self.folder is not None and file is not None:
+            self.by_file = file_key(self.assignment, self.options, file)
+            found = lookup_file(self.folder, self.by_file)
+            if found is not None:
+                return found
+        graded = content()
+        if self.folder is None:
+            return None
+        self.key = content_key(self.assignment, self.options, graded)
+        found = lookup(self.folder, self.key)
+        if found is not None and self.by_file is not None:
+            store_file(self.folder, self.by_file, self.key)
+        return found
+
+    def store(self, result: Result, executed: dict[str, Any] | None) -> None:
+        """Keep ``result`` and ``executed`` under the content key :meth:`find` made, then note
+        the file as graded as it."""
+        if self.folder is None:
+            return
+        if self.key is None:
+            raise RuntimeError("Lookup.store before Lookup.find made the content's key")
+        store(self.folder, self.key, result, executed)
+        if self.by_file is not None:  # after the result: a file noted is always found graded
+            store_file(self.folder, self.by_file, self.key)

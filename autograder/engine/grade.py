@@ -250,6 +250,66 @@ def grade_safely(path: str | Path, assignment: Assignment, options: Options,
                              f"the grader failed on this notebook ({type(error).__name__}: {error})")
 
 
+class _Submission:
+    """The learner's notebook, read in two steps so that the cache is consulted between them
+    (:class:`cache.Lookup`): the file's bytes (:meth:`file`), then, for a file not graded before,
+    the content to grade (:meth:`content`). What reading found is kept: the notebook restored
+    (``executed``), or why it could not be read (``problem``)."""
+
+    def __init__(self, path: Path, assignment: Assignment, options: Options, started: float,
+                 root: str | Path | None, figures_from: bytes | None) -> None:
+        self.path, self.assignment, self.options, self.started = path, assignment, options, started
+        self.root, self.figures_from = root, figures_from
+        self.raw: bytes | None = None
+        self.problem: notebook.NotebookProblem | None = None
+        self.submitted: notebook.Notebook | None = None
+        self.executed: notebook.Notebook | None = None
+        self.flags: list[str] = []
+        self.errors: list[str] = []
+        self.outputs = figures.Budget()  # the notebook's one budget of outputs
+
+    def file(self) -> bytes | None:
+        """The bytes the learner's file is known by (``figures_from``, the learner's own file,
+        when ``path`` is a copy), or None when ``path`` could not be read."""
+        try:
+            self.raw = notebook.read_regular(self.path, root=self.root, limit=notebook.MAX_BYTES
+                                             if self.figures_from is None else notebook.COPY_BYTES)
+        except notebook.NotebookProblem as error:
+            self.problem = error
+            return None
+        return self.raw if self.figures_from is None else self.figures_from
+
+    def content(self) -> notebook.Notebook | bytes:
+        """The notebook to grade, its locked cells restored; or, for a notebook that could not
+        be read, bytes that say why."""
+        if self.problem is None:
+            try:
+                return self._restore()
+            except notebook.NotebookProblem as error:
+                self.problem = error
+        return f"unreadable: {self.problem}".encode()
+
+    def _restore(self) -> notebook.Notebook:
+        options, raw, self.raw = self.options, self.raw, None
+        assert raw is not None  # (read by file)
+        released = notebook.load(self.assignment.release)
+        # the demonstration cells show the figures of the learner's copy, in the notebook's one
+        # budget of outputs; the kernel's outputs get what they leave
+        shows = [gid for cell in released["cells"] if demonstrations.is_demonstration(cell)
+                 and (gid := notebook.grade_id(cell)) is not None] \
+            if options.demonstrations == "skip" else []
+        # Parsed and flagged in a child process bounded in memory and time (never here).
+        self.submitted, self.flags = notebook.read_submission(raw, max(1.0, min(
+            3 * notebook.READ_CPU_SECONDS, options.budget - (time.monotonic() - self.started))),
+            self.figures_from, shows)
+        del raw
+        self.executed, notes = notebook.restore_locked(self.submitted, released)
+        self.errors += notes
+        if shows:
+            demonstrations.keep_submitted_figures(self.executed, self.submitted, self.outputs)
+        return self.executed
+
+
 def grade_notebook(path: str | Path, assignment: Assignment, options: Options | None = None,
                    cache_folder: str | Path | None = None, root: str | Path | None = None,
                    figures_from: bytes | None = None
@@ -271,49 +331,14 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
     options = options or Options()
     started = time.monotonic()
     path = Path(path)
-    errors: list[str] = []
-    flags: list[str] = []
-    executed: notebook.Notebook | None = None
-    problem = None
-    by_file: str | None = None
-    outputs = figures.Budget()  # the notebook's one budget of outputs
-    try:
-        raw = notebook.read_regular(path, root=root, limit=notebook.MAX_BYTES
-                                    if figures_from is None else notebook.COPY_BYTES)
-        if cache_folder is not None:  # the learner's own file, graded before: nothing to read
-            by_file = cache.file_key(assignment, options,
-                                     raw if figures_from is None else figures_from)
-            found = cache.lookup_file(cache_folder, by_file)
-            if found is not None:
-                found[0].notebook = str(path)
-                return found
-        released = notebook.load(assignment.release)
-        # the demonstration cells show the figures of the learner's copy, in the notebook's one
-        # budget of outputs; the kernel's outputs get what they leave
-        shows = [gid for cell in released["cells"] if demonstrations.is_demonstration(cell)
-                 and (gid := notebook.grade_id(cell)) is not None] \
-            if options.demonstrations == "skip" else []
-        # Parsed and flagged in a child process bounded in memory and time (never here).
-        submitted, flags = notebook.read_submission(raw, max(1.0, min(
-            3 * notebook.READ_CPU_SECONDS, options.budget - (time.monotonic() - started))),
-            figures_from, shows)
-        del raw
-        executed, notes = notebook.restore_locked(submitted, released)
-        errors += notes
-        if shows:
-            demonstrations.keep_submitted_figures(executed, submitted, outputs)
-        key = cache.content_key(assignment, options, executed)
-    except notebook.NotebookProblem as error:
-        problem = error
-        key = cache.content_key(assignment, options, f"unreadable: {error}".encode())
-    if cache_folder is not None:
-        kept = cache.lookup(cache_folder, key)
-        if kept is not None:
-            result, kept_notebook = kept
-            result.notebook = str(path)
-            if by_file is not None:
-                cache.store_file(cache_folder, by_file, key)
-            return result, kept_notebook
+    submission = _Submission(path, assignment, options, started, root, figures_from)
+    kept = cache.Lookup(cache_folder, assignment, options)
+    found = kept.find(submission.file(), submission.content)
+    if found is not None:
+        found[0].notebook = str(path)
+        return found
+    executed, problem, errors = submission.executed, submission.problem, submission.errors
+    outputs = submission.outputs
     deadline = started + options.budget
     if problem is not None or executed is None:
         errors.append(f"{problem}")
@@ -326,18 +351,17 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
                                            outputs)
         if skip and demonstrations.needs_full_run(more + [t.feedback for t in results]):
             # a name a skipped cell binds may be why: the notebook is graded again, every cell run
-            executed, _ = notebook.restore_locked(submitted, notebook.load(assignment.release))
+            assert submission.submitted is not None  # (restored once already)
+            executed, _ = notebook.restore_locked(submission.submitted,
+                                                  notebook.load(assignment.release))
             results, more, ran = _run_and_test(executed, assignment, options, deadline, False,
                                                figures.Budget())
         errors += more
-    result = Result(str(path), assignment.name, results, errors, list(flags),
+    result = Result(str(path), assignment.name, results, errors, list(submission.flags),
                     written_max_score=assignment.written_points)
     if problem is None and executed is not None and ran:  # the kernel started: checks ran
         result.checks = visible_checks(executed)
-    if cache_folder is not None:
-        cache.store(cache_folder, key, result, executed)
-        if by_file is not None:  # after the result: a file noted is always found graded
-            cache.store_file(cache_folder, by_file, key)
+    kept.store(result, executed)
     _stage(options, "total", started)
     return result, executed
 
