@@ -173,8 +173,12 @@ def late_change(path: str, stamp: datetime.datetime, max_files: int = 1000) -> s
     return None
 
 
+# whether to leave a file out: skip(folder, name, size), the size None for a folder
+Skip = Callable[[str, str, int | None], bool]
+
+
 def copy_regular_tree(source: str, destination: str,
-                      skip: Callable[[str, str, int | None], bool] = lambda folder, name, size: False,
+                      skip: Skip = lambda folder, name, size: False,
                       log: logging.Logger | None = None,
                       owners: Collection[int] | None = None) -> None:
     """Copy folders and regular files from ``source`` to ``destination``, never following a link.
@@ -342,7 +346,8 @@ class SafeCollect(ExchangeCollect):  # type: ignore[misc]  # nbgrader is untyped
         self.timestamps: dict[str, str | None] = {}
         self.stamps: dict[str, datetime.datetime] = {}  # folder -> when it was handed in
         by_student: defaultdict[str, list[Record]] = defaultdict(list)
-        damaged: defaultdict[str, list[str]] = defaultdict(list)  # student -> her own folders that failed a check
+        # student -> her own folders that failed a check
+        damaged: defaultdict[str, list[str]] = defaultdict(list)
         for path in sorted(glob.glob(pattern)):
             name = os.path.basename(path)
             self.examined.add(name)

@@ -99,7 +99,8 @@ class Recorder:
         # the replies, then None once the process has closed its end
         self.replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.outstanding = 0
-        self.cpu_seconds: float | None = None  # the process's CPU time (user + system), once it has ended
+        # the process's CPU time (user + system), once it has ended
+        self.cpu_seconds: float | None = None
         self._reader = threading.Thread(target=self._read, args=(replies_r,), daemon=True)
         self._reader.start()
 
@@ -209,7 +210,8 @@ def _build_here(student: str) -> Built:
     return {"student": student, "built": True, "build": cpu, "peak": peak_mib()}
 
 
-_WORKER: dict[str, AutogradeApp] = {}  # the nbgrader app that builds (set before the workers are forked)
+# the nbgrader app that builds (set before the workers are forked)
+_WORKER: dict[str, AutogradeApp] = {}
 
 
 def _builder_start(parent: int) -> None:

@@ -366,8 +366,9 @@ def run(output: str | Path | None = None, size: int = CLASS_SIZE, jobs: int | No
     written = {a: course.assignment(a).written_points for a in names}
     flagged = {k: v for k, v in flagged.items() if v}
     table = grade_table(learners, grades, expected, names, maxima, written, flagged=flagged)
-    summary: dict[str, Any] = {"expected": expected, "grades": grades, "seconds": time.monotonic() - started,
-               "report": str(report), "flagged": flagged, "table": table}
+    summary: dict[str, Any] = {"expected": expected, "grades": grades,
+                               "seconds": time.monotonic() - started, "report": str(report),
+                               "flagged": flagged, "table": table}
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
     say("")
     say(table)
