@@ -7,24 +7,20 @@ import functools
 import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..course import sanitize
 from ..engine import catalogue, grade
 from ..engine.assignment import Assignment, Course
 from ..engine.result import Result, score_story
 
-if TYPE_CHECKING:
-    from .demo import Plan
-
 LOW, HIGH = "#c44e52", "#4c72b0"  # pass-rate bars: fewer than half of the class pass, or more
 
 
 def write_report(results: Mapping[str, Mapping[str, Result]],
-                 learners: Mapping[str, Mapping[str, Plan]], folder: str | Path,
+                 learners: Mapping[str, Mapping[str, object]], folder: str | Path,
                  course: Course) -> Path:
-    """``results``: learner -> assignment name -> engine result, of ``course``. Returns the
-    report's Markdown path."""
+    """``results``: learner -> assignment name -> engine result, of ``course``; ``learners``
+    (what each handed in) is not read. Returns the report's Markdown path."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
