@@ -55,7 +55,8 @@ def splittable(converter: Autograde) -> bool:
 def building_directory(coursedir: Any) -> str:
     """The folder learners' autograded folders are built in, on the same file system as the
     autograded folder (a built folder is renamed into place)."""
-    return os.path.normpath(coursedir.autograded_directory) + BUILDING
+    folder: str = os.path.normpath(coursedir.autograded_directory)
+    return folder + BUILDING
 
 
 class Build(Autograde):  # type: ignore[misc]

@@ -42,15 +42,20 @@ beside ``submitted/`` for ``python -m autograder autograde`` to list. The copy
 files only and checks each one's owner on the open file, so a folder changed while it is copied
 can smuggle in neither a link nor another account's file.
 """
+from __future__ import annotations
+
 import contextlib
 import datetime
 import errno
 import fnmatch
 import glob
+import logging
 import os
 import shutil
 import stat
 from collections import defaultdict
+from collections.abc import Callable, Collection
+from typing import Any, NoReturn
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
@@ -76,7 +81,12 @@ class Refused(Exception):
     """A submission that must not be collected; the message says why."""
 
 
-def owner_problem(info, shown, owners):
+# nbgrader's record of a submission folder: "username", "filename" (the folder's name), and here
+# "stamp" (the timestamp its name gives) and "timestamp" (a naive UTC datetime, once checked)
+Record = dict[str, Any]
+
+
+def owner_problem(info: os.stat_result, shown: str, owners: Collection[int] | None) -> str | None:
     """A sentence if the file whose ``os.stat`` is ``info`` belongs to none of ``owners``."""
     if owners is None or info.st_uid in owners:
         return None
@@ -84,7 +94,8 @@ def owner_problem(info, shown, owners):
     return f"{shown} belongs to {identity.account_name(info.st_uid)}, not {expected}"
 
 
-def find_problem(path, max_files=1000, owners=None):
+def find_problem(path: str, max_files: int = 1000,
+                 owners: Collection[int] | None = None) -> str | None:
     """A sentence naming the first link, special file or file of an account not in ``owners``
     (user ids; None: any) in the folder ``path``, or None."""
     try:
@@ -100,7 +111,7 @@ def find_problem(path, max_files=1000, owners=None):
     if problem:
         return problem
 
-    def unreadable(error):
+    def unreadable(error: OSError) -> NoReturn:
         raise error
 
     count = 0
@@ -126,12 +137,12 @@ def find_problem(path, max_files=1000, owners=None):
     return None
 
 
-def utc(seconds):
+def utc(seconds: float) -> datetime.datetime:
     """A ``st_ctime`` as nbgrader's timestamps are: naive UTC."""
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
 
 
-def late_change(path, stamp, max_files=1000):
+def late_change(path: str, stamp: datetime.datetime, max_files: int = 1000) -> str | None:
     """A sentence if an entry of the submission folder ``path`` (the folder included) changed
     after the submission was handed in at ``stamp`` (naive UTC): later than ``stamp`` and
     :data:`CLOCK_SLACK`, or more than :data:`SUBMIT_SPREAD` after the submission's other
@@ -162,20 +173,26 @@ def late_change(path, stamp, max_files=1000):
     return None
 
 
-def copy_regular_tree(source, destination, skip=lambda folder, name, size: False, log=None,
-                      owners=None):
+# whether to leave a file out: skip(folder, name, size), the size None for a folder
+Skip = Callable[[str, str, int | None], bool]
+
+
+def copy_regular_tree(source: str, destination: str,
+                      skip: Skip = lambda folder, name, size: False,
+                      log: logging.Logger | None = None,
+                      owners: Collection[int] | None = None) -> None:
     """Copy folders and regular files from ``source`` to ``destination``, never following a link.
 
     ``skip(folder, name, size)`` may leave a file out (nbgrader's ignore, include and size
     options). Links and special files are left out and logged. With ``owners`` (user ids), a
     folder or file that belongs to another account raises :class:`Refused`, checked on the
     opened folder or file itself."""
-    def check_owner(fd, shown):
+    def check_owner(fd: int, shown: str) -> None:
         problem = owner_problem(os.fstat(fd), shown, owners)
         if problem:
             raise Refused(problem)
 
-    def copy_folder(source_fd, target, relative):
+    def copy_folder(source_fd: int, target: str, relative: str) -> None:
         check_owner(source_fd, identity.shown(relative) or "the folder")
         os.makedirs(target, exist_ok=True)
         with os.scandir(source_fd) as entries:
@@ -200,7 +217,7 @@ def copy_regular_tree(source, destination, skip=lambda folder, name, size: False
             elif log is not None:
                 log.warning("Not collected: %s is a link or a special file", identity.shown(shown))
 
-    def copy_file(source_fd, name, target, shown):
+    def copy_file(source_fd: int, name: str, target: str, shown: str) -> None:
         try:
             fd = os.open(name, os.O_RDONLY | NOFOLLOW | os.O_NONBLOCK, dir_fd=source_fd)
         except OSError as error:
@@ -227,7 +244,7 @@ def copy_regular_tree(source, destination, skip=lambda folder, name, size: False
         os.close(top)
 
 
-def untaken(student, damaged):
+def untaken(student: str, damaged: list[str]) -> str:
     """Why none of ``student``'s submissions is taken: ``damaged`` (folder names) are hers and
     failed a check."""
     shown = identity.shown(student)
@@ -238,7 +255,7 @@ def untaken(student, damaged):
             f"takes none of them: look at that folder, move it out of inbound/, and collect again")
 
 
-def sticky_inbound(inbound, log):
+def sticky_inbound(inbound: str, log: logging.Logger) -> None:
     """Give the inbound the sticky bit if this account owns it and it lacks it: then no account
     but a folder's owner, the inbound's owner and root can rename or remove a submission."""
     try:
@@ -254,11 +271,11 @@ def sticky_inbound(inbound, log):
              "submission folder there", inbound)
 
 
-class SafeReleaseAssignment(ExchangeReleaseAssignment):
+class SafeReleaseAssignment(ExchangeReleaseAssignment):  # type: ignore[misc]  # nbgrader is untyped
     """nbgrader's release step, giving the inbound the sticky bit (:func:`sticky_inbound`) and
     leaving a private exchange private."""
 
-    def ensure_root(self):
+    def ensure_root(self) -> None:
         """nbgrader's, except that an exchange root this account owns and no other account can
         enter (the course's own single-machine exchange, ``.course/exchange``, made 700) stays
         so: nbgrader would open it to 777, and every folder in it could then be another
@@ -267,18 +284,19 @@ class SafeReleaseAssignment(ExchangeReleaseAssignment):
         try:
             info = os.lstat(self.root)
         except OSError:
-            return super().ensure_root()
+            super().ensure_root()
+            return
         if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() \
                 and not info.st_mode & 0o077:
-            return None
-        return super().ensure_root()
+            return
+        super().ensure_root()
 
-    def init_dest(self):
+    def init_dest(self) -> None:
         super().init_dest()
         sticky_inbound(self.inbound_path, self.log)
 
 
-def read_timestamp(folder):
+def read_timestamp(folder: str) -> str | None:
     """The text of ``folder``'s ``timestamp.txt`` (stripped), None if there is none; raises
     :class:`Refused` if it cannot be read."""
     path = os.path.join(folder, "timestamp.txt")
@@ -290,19 +308,20 @@ def read_timestamp(folder):
         raise Refused("its timestamp.txt cannot be read as a timestamp") from None
 
 
-def parsed(text):
+def parsed(text: str) -> datetime.datetime | None:
     """nbgrader's reading of a timestamp (naive UTC), or None if it is not one."""
     try:
-        return parse_utc(text)
+        stamp: datetime.datetime = parse_utc(text)
+        return stamp
     except Exception:  # a third-party parser given learner text: whatever fails, it is no time
         return None
 
 
-class SafeCollect(ExchangeCollect):
+class SafeCollect(ExchangeCollect):  # type: ignore[misc]  # nbgrader is untyped
     """nbgrader's collect step, taking only submissions that pass every check (see the module's
     docstring)."""
 
-    def init_src(self):
+    def init_src(self) -> None:
         if self.coursedir.course_id == "":
             self.fail("No course id specified. Re-run with --course flag.")
         assignment = self.coursedir.assignment_id
@@ -320,10 +339,15 @@ class SafeCollect(ExchangeCollect):
             sticky_inbound(self.inbound_path, self.log)
         student = self.coursedir.student_id or "*"
         pattern = os.path.join(self.inbound_path, f"{student}+{glob.escape(assignment)}+*")
-        self.examined, self.refused, self.owners, self.timestamps = set(), [], {}, {}
-        self.stamps = {}
-        by_student = defaultdict(list)
-        damaged = defaultdict(list)  # student -> her own folders that failed a check
+        self.examined: set[str] = set()  # the folders' names
+        self.refused: list[dict[str, str]] = []  # {"folder", "student", "reason"}
+        self.owners: dict[str, set[int]] = {}  # folder -> the user ids its files may belong to
+        # folder -> the timestamp to write as its timestamp.txt (its name's), if it had none
+        self.timestamps: dict[str, str | None] = {}
+        self.stamps: dict[str, datetime.datetime] = {}  # folder -> when it was handed in
+        by_student: defaultdict[str, list[Record]] = defaultdict(list)
+        # student -> her own folders that failed a check
+        damaged: defaultdict[str, list[str]] = defaultdict(list)
         for path in sorted(glob.glob(pattern)):
             name = os.path.basename(path)
             self.examined.add(name)
@@ -351,7 +375,7 @@ class SafeCollect(ExchangeCollect):
         self.check_owner = False
 
     @staticmethod
-    def learners_own(path, student):
+    def learners_own(path: str, student: str) -> bool:
         """Whether the folder ``path`` belongs to the account of ``student``: one of the
         submissions that learner handed in, whatever happened to it since."""
         uid = identity.account_uid(student)
@@ -360,14 +384,14 @@ class SafeCollect(ExchangeCollect):
         except OSError:
             return False
 
-    def record(self, name):
+    def record(self, name: str) -> Record:
         """nbgrader's record of the folder ``name``: its student id and timestamp (the text after
         ``+<assignment>+``, up to a ``+`` that starts nbgrader's random suffix)."""
         student, _, rest = name.partition(f"+{self.coursedir.assignment_id}+")
         return {"username": student, "filename": name, "stamp": rest.split("+")[0],
                 "timestamp": None}
 
-    def check(self, path, record):
+    def check(self, path: str, record: Record) -> None:
         """Raise :class:`Refused` if the submission at ``path`` must not count for its student;
         else fill in the record's timestamp."""
         student = record["username"]
@@ -408,7 +432,7 @@ class SafeCollect(ExchangeCollect):
         self.owners[record["filename"]] = owners
         self.timestamps[record["filename"]] = record["stamp"] if written is None else None
 
-    def latest(self, records):
+    def latest(self, records: list[Record]) -> Record:
         """nbgrader's choice among one student's submissions: the latest, or with
         ``--before-duedate`` the latest before the due date if there is one."""
         records = sorted(records, key=lambda record: record["timestamp"], reverse=True)
@@ -418,12 +442,12 @@ class SafeCollect(ExchangeCollect):
                 return before[0]
         return records[0]
 
-    def refuse(self, name, student, reason):
+    def refuse(self, name: str, student: str, reason: str) -> None:
         self.refused.append({"folder": name, "student": student, "reason": reason})
         self.log.error("Refused the submission %s of %s: %s. It is not collected.",
                        identity.shown(name), identity.shown(student), reason)
 
-    def copy_files(self):
+    def copy_files(self) -> None:
         super().copy_files()
         identity.keep_refusals(os.path.join(self.coursedir.root,
                                             self.coursedir.submitted_directory),
@@ -434,12 +458,12 @@ class SafeCollect(ExchangeCollect):
                            len(self.refused), self.coursedir.assignment_id,
                            "\n".join("  " + identity.refusal_line(e) for e in self.refused))
 
-    def do_copy(self, src, dest, log=None):
+    def do_copy(self, src: str, dest: str, log: logging.Logger | None = None) -> None:
         coursedir = self.coursedir
         limit = 1000 * coursedir.max_file_size if coursedir.max_file_size else None
         name = os.path.basename(src)
 
-        def skip(folder, name, size):
+        def skip(folder: str, name: str, size: int | None) -> bool:
             if any(fnmatch.fnmatch(name, pattern) for pattern in coursedir.ignore):
                 return True
             if size is None:
@@ -466,10 +490,11 @@ class SafeCollect(ExchangeCollect):
                       f"it could not be copied ({refusal.strerror})")
             self.refuse(name, os.path.basename(os.path.dirname(dest)), reason)
             return
-        if self.timestamps.get(name):
+        written = self.timestamps.get(name)
+        if written:
             # the time nbgrader reads (lateness) is the checked one of the folder's name
             with open(os.path.join(dest, "timestamp.txt"), "w", encoding="utf-8") as out:
-                out.write(self.timestamps[name])
+                out.write(written)
         if coursedir.groupshared:
             for folder, _, files in os.walk(dest):
                 os.chmod(folder, (os.stat(folder).st_mode | 0o2770) & 0o2777)

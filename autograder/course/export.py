@@ -7,7 +7,12 @@ nothing). :class:`QuotedCsvExport` (``ExportApp.plugin_class``, set by the cours
 writes the same columns and the same values, every field quoted (:func:`autograder.course.formats.csv_writer`),
 so that ``grades.csv`` parses into exactly the rows the gradebook holds.
 """
-from nbgrader.api import MissingEntry
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from nbgrader.api import Gradebook, MissingEntry, SubmittedAssignment
 from nbgrader.plugins import CsvExportPlugin
 
 from ..engine.result import score_story
@@ -19,19 +24,19 @@ COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "fir
            "grade")
 
 
-def written_pending(submission):
+def written_pending(submission: SubmittedAssignment) -> bool:
     """Whether a written answer of ``submission`` (nbgrader's SubmittedAssignment) still waits
     for its hand grading."""
     return any(grade.needs_manual_grade for notebook in submission.notebooks
                for grade in notebook.grades if grade.cell_type == "markdown")
 
 
-class QuotedCsvExport(CsvExportPlugin):
+class QuotedCsvExport(CsvExportPlugin):  # type: ignore[misc]  # nbgrader is untyped
     """nbgrader's CSV export (its columns, values and options), every field quoted; then the
     course's own columns: the autograded and the written part, and the grade as the course
     states it everywhere (:func:`autograder.engine.result.score_story`)."""
 
-    def rows(self, gradebook):
+    def rows(self, gradebook: Gradebook) -> Iterator[dict[str, str]]:
         """One dict per assignment and student, as nbgrader's CSV export computes it."""
         students = [str(s) for s in self.student]
         assignments = [str(a) for a in self.assignment]
@@ -41,7 +46,7 @@ class QuotedCsvExport(CsvExportPlugin):
             for student in gradebook.students:
                 if students and student.id not in students:
                     continue
-                row = {"assignment": assignment.name, "duedate": assignment.duedate,
+                row: dict[str, Any] = {"assignment": assignment.name, "duedate": assignment.duedate,
                        "student_id": student.id, "last_name": student.last_name,
                        "first_name": student.first_name, "email": student.email,
                        "max_score": assignment.max_score}
@@ -69,7 +74,7 @@ class QuotedCsvExport(CsvExportPlugin):
                                + (f"; late penalty {penalty:g}" if penalty else ""))
                 yield {key: "" if value is None else str(value) for key, value in row.items()}
 
-    def export(self, gradebook):
+    def export(self, gradebook: Gradebook) -> None:
         destination = self.to or "grades.csv"
         self.log.info("Exporting grades to %s", destination)
         with open(destination, "w", newline="", encoding="utf-8") as handle:

@@ -14,8 +14,11 @@ The formgrader's grading page ("formgrade") stays nbgrader's but for one macro: 
 and tells nbgrader's script, which waits for MathJax's startup, that it has ended, so the grading
 shortcuts work with no network.
 """
+from __future__ import annotations
+
 import os
 import re
+from typing import TYPE_CHECKING, Any
 
 import nbgrader
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
@@ -24,12 +27,16 @@ from nbgrader.preprocessors import GetGrades
 from ..engine import notebook
 from ..engine.result import score_story
 
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+    from traitlets.config import Config
+
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 NBGRADER_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(nbgrader.__file__)),
                                   "server_extensions", "formgrader", "templates")
 
 
-def graded_part_name(cell):
+def graded_part_name(cell: notebook.Cell) -> str:
     """``check_align`` -> "align"; ``q_max_subtraction`` -> "Written answer: max subtraction"."""
     checked = notebook.check_exercise(cell)
     if checked is not None:
@@ -41,12 +48,12 @@ def graded_part_name(cell):
     return words or "Graded cell"
 
 
-class GradesWithPending(GetGrades):
+class GradesWithPending(GetGrades):  # type: ignore[misc]  # nbgrader is untyped
     """nbgrader's GetGrades, which puts each graded cell's score on it, and also whether that
     score still waits for a person (a written answer not graded yet scores 0 in the gradebook,
     which a page must not show as a grade)."""
 
-    def _get_score(self, cell, resources):
+    def _get_score(self, cell: NotebookNode, resources: dict[str, Any]) -> None:
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
                                           self.assignment_id, self.student_id)
         cell.metadata.nbgrader["score"] = grade.score       # as GetGrades does, with one query
@@ -54,11 +61,11 @@ class GradesWithPending(GetGrades):
         cell.metadata.nbgrader["pending"] = bool(grade.needs_manual_grade)
 
 
-def _pending(meta):
+def _pending(meta: dict[str, Any]) -> bool:
     return bool(meta.get("pending")) or meta.get("score") is None
 
 
-def score_story_of(nb):
+def score_story_of(nb: notebook.Notebook) -> str:
     """The page's grade as the course states it everywhere (``score_story``): the autograded
     part (the check cells), then the written answers, graded or still pending."""
     autograded = autograded_max = written = written_max = 0.0
@@ -81,7 +88,7 @@ def score_story_of(nb):
     return score_story(autograded, autograded_max, written_max, None if pending else written)
 
 
-def configure(c):
+def configure(c: Config) -> None:
     """Both template folders, the course's first (of the formgrader's own page, "formgrade",
     only its mathjax macro is the course's); the grades read with what is pending."""
     c.GenerateFeedback.preprocessors = [GradesWithPending, CSSHTMLHeaderPreprocessor]

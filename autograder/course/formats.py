@@ -5,19 +5,27 @@ in :mod:`autograder.course.gradescope`.)
 Notebook paths hold folder names learners chose: every CSV field is quoted (a carriage return or
 a comma in a name stays inside its field) and every name printed to a terminal goes through
 :func:`autograder.course.identity.shown`."""
+from __future__ import annotations
+
 import csv
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 from .identity import shown
 from ..engine.result import Result
 
+if TYPE_CHECKING:
+    from _csv import Writer
 
-def csv_writer(handle):
+
+def csv_writer(handle: IO[str]) -> Writer:
     """The course's CSV: every field quoted, one row per line. ``handle`` is opened with
     ``newline=""``."""
     return csv.writer(handle, quoting=csv.QUOTE_ALL, lineterminator="\n")
 
 
-def write_csv(results, path):
+def write_csv(results: Iterable[Result], path: str | Path) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv_writer(handle)
         writer.writerow(Result.CSV_HEADER)
@@ -25,7 +33,7 @@ def write_csv(results, path):
             writer.writerow(result.to_csv_row())
 
 
-def table(results):
+def table(results: Sequence[Result]) -> str:
     width = max([len(shown(r.label)) for r in results] + [8])
     lines = [f"{'notebook':<{width}}  {'assignment':<22} grade"]
     lines += [r.table_line(width, shown(r.label)) for r in results]
@@ -36,5 +44,5 @@ def table(results):
     return "\n".join(lines)
 
 
-def flag_lines(results):
+def flag_lines(results: Iterable[Result]) -> list[str]:
     return [f"  {shown(r.notebook)}: {flag}" for r in results for flag in r.flags]

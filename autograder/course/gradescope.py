@@ -268,7 +268,7 @@ def try_zip(archive: str | Path, upload: str | Path, results: str | Path | None 
                 for a in ("--cap-add", f"CAP_{cap}")]
         done = subprocess.run(args + ["--", "/autograder/run_autograder"], capture_output=True,
                               text=True, timeout=1800)
-        payload = json.loads((autograder / "results" / "results.json").read_text())
+        payload: dict[str, Any] = json.loads((autograder / "results" / "results.json").read_text())
         if results:
             Path(results).write_text(json.dumps(payload, indent=2) + "\n")
         payload["_stdout"] = done.stdout[-4000:] + done.stderr[-4000:]

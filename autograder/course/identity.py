@@ -19,6 +19,7 @@ import os
 import pwd
 import re
 import stat
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from ..engine.atomic import write_atomically
@@ -28,7 +29,7 @@ ID_CHARACTERS = ("ASCII letters and digits and the characters _ . @ - (not first
                  "characters")
 
 
-def id_problem(value, kind="student id"):
+def id_problem(value: object, kind: str = "student id") -> str | None:
     """None if ``value`` may be used as a ``kind`` (``student id``, ``assignment id``); else a
     sentence saying why not."""
     if isinstance(value, str) and ID.fullmatch(value):
@@ -36,7 +37,7 @@ def id_problem(value, kind="student id"):
     return f"{shown(value)} is not a valid {kind}: ids are made of {ID_CHARACTERS}"
 
 
-def shown(value):
+def shown(value: object) -> str:
     """A learner-chosen string as it may be printed in a terminal or a log line: as it is when
     every character is printable, else quoted with escapes (a newline, a carriage return or a
     terminal control sequence cannot forge or hide a line)."""
@@ -44,7 +45,7 @@ def shown(value):
     return text if text.isprintable() and len(text) <= 200 else ascii(text[:200])
 
 
-def account_uid(name):
+def account_uid(name: str) -> int | None:
     """The user id of the account named ``name`` in the system's user database, or None."""
     if id_problem(name) is not None:
         return None
@@ -54,14 +55,14 @@ def account_uid(name):
         return None
 
 
-def account_name(uid):
+def account_name(uid: int) -> str:
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
         return f"user id {uid}"
 
 
-def others_can_write(folder, uid=None):
+def others_can_write(folder: str | Path, uid: int | None = None) -> bool:
     """Whether an account other than ``uid`` (default: this process's) and root can create,
     remove or replace entries of ``folder``: a folder on the way to it belongs to another account,
     or lets others write without the sticky bit before a folder that shuts others out, or
@@ -85,12 +86,12 @@ def others_can_write(folder, uid=None):
 
 # ------------------------------------------------------------------ refusals, kept for autograde
 
-def refusals_path(submitted, assignment):
+def refusals_path(submitted: str | Path, assignment: str) -> Path:
     """Where collect keeps the refused submissions of ``assignment``: beside ``submitted/``."""
     return Path(submitted).parent / "refused" / f"{assignment}.json"
 
 
-def read_refusals(submitted, assignment):
+def read_refusals(submitted: str | Path, assignment: str) -> list[dict[str, str]]:
     """``[{"folder", "student", "reason"}]``: the submissions collect refused and that are still
     in the exchange."""
     try:
@@ -101,7 +102,8 @@ def read_refusals(submitted, assignment):
             {"folder", "student", "reason"} <= set(e) and all(isinstance(e[k], str) for k in e)]
 
 
-def keep_refusals(submitted, assignment, examined, refused, inbound):
+def keep_refusals(submitted: str | Path, assignment: str, examined: Collection[str],
+                  refused: Iterable[dict[str, str]], inbound: str) -> None:
     """Record ``refused`` (entries as :func:`read_refusals` gives them), replacing what an
     earlier collect said of the folders ``examined`` now, and forgetting folders no longer in
     ``inbound``."""
@@ -113,6 +115,6 @@ def keep_refusals(submitted, assignment, examined, refused, inbound):
         write_atomically(path, json.dumps(entries, indent=1) + "\n")
 
 
-def refusal_line(entry):
+def refusal_line(entry: dict[str, str]) -> str:
     """One refusal, as the instructor reads it."""
     return f"{shown(entry['folder'])} (for {shown(entry['student'])}): {entry['reason']}"

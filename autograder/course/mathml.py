@@ -22,10 +22,13 @@ text from every unclosed ``\\begin``); a formula longer than :data:`FORMULA_CHAR
 deeper than :data:`FORMULA_DEPTH` (TeX) or :data:`MATHML_DEPTH` (MathML) stays as its TeX; and a
 page's :class:`Budget` of formulas, characters and time, once spent, leaves the rest as text.
 """
+from __future__ import annotations
+
 import bisect
 import html
 import re
 import time
+from collections.abc import Iterator
 
 import bleach
 from latex2mathml.converter import convert
@@ -63,7 +66,7 @@ OVER_BUDGET = "a formula past what one page renders"
 NOT_CONVERTED = "a formula the page could not render"
 
 
-def now():
+def now() -> float:
     return time.monotonic()
 
 
@@ -72,11 +75,12 @@ class Budget:
     time (:data:`PAGE_FORMULAS`, :data:`PAGE_CHARACTERS`, :data:`PAGE_TAGS`,
     :data:`PAGE_SECONDS`); the time starts with the page's first markdown cell or formula."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.formulas, self.characters, self.seconds = PAGE_FORMULAS, PAGE_CHARACTERS, PAGE_SECONDS
-        self.tags, self.deadline = PAGE_TAGS, None
+        self.tags = PAGE_TAGS
+        self.deadline: float | None = None
 
-    def take_tags(self, count):
+    def take_tags(self, count: int) -> bool:
         """Whether a cell of ``count`` elements may still be shown as rendered (and count it)."""
         if count > self.tags:
             self.tags = 0
@@ -84,14 +88,14 @@ class Budget:
         self.tags -= count
         return True
 
-    def out_of_time(self):
+    def out_of_time(self) -> bool:
         """Whether the page's time is spent (and it starts now if it had not)."""
         moment = now()
         if self.deadline is None:
             self.deadline = moment + self.seconds
         return moment > self.deadline
 
-    def take(self, tex):
+    def take(self, tex: str) -> bool:
         """Whether the formula ``tex`` may still be read on this page (and count it if so): each
         counts as one formula, and as its characters if it is short enough to be converted."""
         characters = len(tex) if len(tex) <= FORMULA_CHARACTERS else 0
@@ -103,7 +107,7 @@ class Budget:
         return True
 
 
-def tex_depth(tex):
+def tex_depth(tex: str) -> int:
     """The deepest nesting of groups, ``\\left``/``\\right`` and environments in ``tex``, in one
     pass."""
     depth = deepest = 0
@@ -118,10 +122,10 @@ class _Next:
     """Where ``character`` next occurs in ``text`` at or after a position that only grows: every
     character of ``text`` is looked at once, however often it is asked."""
 
-    def __init__(self, text, character):
+    def __init__(self, text: str, character: str) -> None:
         self.text, self.character, self.found = text, character, -1
 
-    def at(self, position):
+    def at(self, position: int) -> int:
         if self.found < position and self.found != len(self.text):
             self.found = self.text.find(self.character, position)
             if self.found < 0:
@@ -129,7 +133,7 @@ class _Next:
         return self.found
 
 
-def tags(markup):
+def tags(markup: str) -> Iterator[tuple[int, int, bool, str, bool]]:
     """Each tag of ``markup`` as ``(start, end, closing, name, self_closing)``, in one pass: a tag
     is ``<`` and a letter (or ``</`` and a letter) up to the first ``>`` outside double quotes (as
     bleach writes attributes); comments are skipped; a ``<`` that starts no tag is text, and an
@@ -167,9 +171,10 @@ def tags(markup):
         position = end + 1
 
 
-def markup_depth(markup):
+def markup_depth(markup: str) -> int:
     """The deepest nesting of elements in ``markup`` (HTML or MathML), in one pass."""
-    open_names, deepest = [], 0
+    open_names: list[str] = []
+    deepest = 0
     for _, _, closing, name, self_closing in tags(markup):
         if self_closing or name in VOID:
             continue
@@ -185,14 +190,15 @@ CANDIDATE = re.compile(r"\$|\\begin\{")
 END = re.compile(r"\\end\{([a-z]+\*?)\}")
 
 
-def formulas(text):
+def formulas(text: str) -> Iterator[tuple[int, int, str, bool]]:
     """Each formula in ``text`` as ``(start, end, tex, display)``, in one pass (no pattern that
     looks back over what it has read): ``$$...$$``; ``$...$``, the opening ``$`` after no ``\\``,
     ``$`` or word character and followed by no space, the closing one (the next ``$``) preceded by
     no space or ``\\`` and followed by no digit, as nbconvert's markdown reads them; and
     ``\\begin{env}...\\end{env}``. Leftmost first, as a regular expression would find them."""
     length, position = len(text), 0
-    no_display, ends = False, None
+    no_display = False
+    ends: dict[str, list[int]] | None = None
     while True:
         found = CANDIDATE.search(text, position)
         if found is None:
@@ -233,7 +239,8 @@ def formulas(text):
         position = start + 1
 
 
-def to_mathml(tex, display, budget=None):
+def to_mathml(tex: str, display: bool,
+              budget: Budget | None = None) -> tuple[str, None] | tuple[None, str]:
     """``tex`` (plain text, not HTML) as a cleaned ``<math>`` element and None, or None and the
     reason it stays TeX: longer than :data:`FORMULA_CHARACTERS`, deeper than
     :data:`FORMULA_DEPTH` as TeX or :data:`MATHML_DEPTH` as MathML, past the page's ``budget``,
@@ -255,34 +262,41 @@ def to_mathml(tex, display, budget=None):
     return clean_mathml(made), None
 
 
-def clean_mathml(markup):
+def clean_mathml(markup: str) -> str:
     """``markup`` with only MathML's presentation elements and their layout attributes; any other
     element is escaped to text and any other attribute dropped."""
-    return bleach.clean(markup, tags=TAGS, attributes=lambda tag, name, value: name in ATTRIBUTES,
-                        protocols=set(), strip=False, strip_comments=True)
+    cleaned: str = bleach.clean(markup, tags=TAGS,
+                                attributes=lambda tag, name, value: name in ATTRIBUTES,
+                                protocols=set(), strip=False, strip_comments=True)
+    return cleaned
 
 
-def as_tex(markup, reason):
+def as_tex(markup: str, reason: str) -> str:
     """A formula's text (``markup``, already HTML) shown as it was written."""
     return f'<code class="tex" title="{reason}">{markup}</code>'
 
 
-def _math_in(text, budget):
-    out, position = [], 0
+def _math_in(text: str, budget: Budget | None) -> str:
+    out: list[str] = []
+    position = 0
     for start, end, tex, display in formulas(text):
-        made, reason = to_mathml(html.unescape(tex), display, budget)
-        if made is None:  # past the budget, a formula is left as the text it is: no element
+        converted = to_mathml(html.unescape(tex), display, budget)
+        if converted[0] is None:  # past the budget, a formula is left as the text it is: no element
+            reason = converted[1]
             made = text[start:end] if reason == OVER_BUDGET else as_tex(text[start:end], reason)
+        else:
+            made = converted[0]
         out += [text[position:start], made]
         position = end
     out.append(text[position:])
     return "".join(out)
 
 
-def render_math(markup, budget=None):
+def render_math(markup: str, budget: Budget | None = None) -> str:
     """``markup`` (HTML) with every formula in its text as MathML (see the module's text), in
     time linear in its length; ``budget`` (a :class:`Budget`) is what is left of its page's."""
-    out, depth, position = [], 0, 0
+    out: list[str] = []
+    depth = position = 0
     for start, end, closing, name, self_closing in tags(markup):
         text = markup[position:start]
         out.append(text if depth else _math_in(text, budget))

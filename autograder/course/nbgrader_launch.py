@@ -25,16 +25,24 @@ unchanged:
 
 Run as ``python -m autograder.course.nbgrader_launch ARGS...``, the same as ``nbgrader ARGS...``.
 """
+from __future__ import annotations
+
 import sys
 import types
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 SERVER_EXTENSIONS = ("assignment_list", "course_list", "validate_assignment", "formgrader")
-ENGINES: dict = {}  # the engine of each database this process's Gradebooks share (share_engines)
+# the engine of each database (its URL and options) this process's Gradebooks share (share_engines)
+ENGINES: dict[tuple[str, tuple[tuple[str, Any], ...]], Engine] = {}
 
 
-def skip_server_extensions():
+def skip_server_extensions() -> None:
     """Stand-ins for nbgrader's server extensions, for a process that runs no server."""
-    def load_jupyter_server_extension(app):
+    def load_jupyter_server_extension(app: object) -> None:
         raise RuntimeError("nbgrader's server extensions are not loaded in a command-line run")
     for name in SERVER_EXTENSIONS:
         module = types.ModuleType(f"nbgrader.server_extensions.{name}")
@@ -42,23 +50,23 @@ def skip_server_extensions():
         sys.modules.setdefault(module.__name__, module)
 
 
-def share_engines():
+def share_engines() -> None:
     """Make every nbgrader ``Gradebook`` of this process reuse one engine per database."""
     from nbgrader import api
 
     create_engine = api.create_engine
 
-    def shared_engine(url, **options):
+    def shared_engine(url: object, **options: Any) -> Engine:
         key = (str(url), tuple(sorted(options.items())))
         if key not in ENGINES:
             ENGINES[key] = create_engine(url, **options)
         return ENGINES[key]
 
-    created = set()
+    created: set[int] = set()  # the ids of the engines whose tables this process created
     create_all = api.Base.metadata.create_all
     inspect = api.inspect
 
-    def create_all_once(bind=None, **options):
+    def create_all_once(bind: Engine | None = None, **options: Any) -> None:
         if id(bind) not in created:
             create_all(bind=bind, **options)
             created.add(id(bind))
@@ -66,16 +74,16 @@ def share_engines():
     class Created:
         """What inspect() answers for an engine whose tables this process created."""
         @staticmethod
-        def get_table_names():
+        def get_table_names() -> list[str]:
             return sorted(api.Base.metadata.tables)
 
-    def inspect_once(engine):
+    def inspect_once(engine: Engine) -> Any:
         return Created if id(engine) in created else inspect(engine)
 
-    checked = set()
+    checked: set[tuple[int, str]] = set()  # (engine id, course id) known to be in the database
     check_course = api.Gradebook.check_course
 
-    def check_course_once(self, course_id="default_course", **kwargs):
+    def check_course_once(self: Any, course_id: str = "default_course", **kwargs: Any) -> Any:
         key = (id(self.engine), course_id)
         if key in checked and not kwargs:
             return None  # nbgrader's own __init__ ignores the answer
@@ -89,23 +97,23 @@ def share_engines():
     api.Gradebook.check_course = check_course_once
 
 
-def forget_connections():
+def forget_connections() -> None:
     """In a process forked from one that used the gradebook: leave the parent's database
     connections to the parent (SQLAlchemy's rule for forks); this process opens its own."""
     for engine in ENGINES.values():
         engine.dispose(close=False)
 
 
-def check_schemas_once():
+def check_schemas_once() -> None:
     """nbgrader's cell-metadata validation, with each schema checked once per process."""
     import json
 
     import jsonschema
     from nbgrader.nbgraderformat import common
 
-    validators = {}
+    validators: dict[str, Any] = {}  # a jsonschema validator for each schema (its JSON)
 
-    def validate(instance, schema):
+    def validate(instance: object, schema: dict[str, Any]) -> None:
         key = json.dumps(schema, sort_keys=True)
         if key not in validators:
             kind = jsonschema.validators.validator_for(schema)
@@ -118,7 +126,7 @@ def check_schemas_once():
     common.jsonschema = types.SimpleNamespace(validate=validate)
 
 
-def prepare():
+def prepare() -> None:
     """Everything above, before nbgrader is imported (also used by autograder.course.recorder)."""
     sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
     skip_server_extensions()
@@ -126,7 +134,7 @@ def prepare():
     check_schemas_once()
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> Any:
     prepare()
     from nbgrader.apps.nbgraderapp import main as nbgrader
     sys.argv = ["nbgrader", *(sys.argv[1:] if argv is None else argv)]

@@ -226,7 +226,7 @@ HiddenSuiteGrading = type("HiddenSuiteGrading", (_Grading,), {
     "__module__": __name__, **settings_traits()})
 
 
-class SubmissionExporter(NotebookExporter):  # type: ignore[misc]
+class SubmissionExporter(NotebookExporter):
     """nbgrader's ``Autograde`` (and the recording's builders) read notebooks through this.
 
     A learner's file (anything outside the converter's autograded folder) is never parsed here:
@@ -260,7 +260,10 @@ class SubmissionExporter(NotebookExporter):  # type: ignore[misc]
             nb = self._release(resources)
         modified = datetime.datetime.fromtimestamp(changed, tz=datetime.timezone.utc)
         resources["metadata"]["modified_date"] = modified.strftime("%B %-d, %Y")
-        return self.from_notebook_node(nb, resources=resources, **kw)
+        # nbconvert's NotebookExporter.from_notebook_node is unannotated
+        converted: tuple[Any, dict[str, Any]] = self.from_notebook_node(  # type: ignore[no-untyped-call]
+            nb, resources=resources, **kw)
+        return converted
 
     def _own(self, filename: str) -> bool:
         """Whether ``filename`` is in the converter's autograded folder (which nbgrader writes
@@ -268,7 +271,7 @@ class SubmissionExporter(NotebookExporter):  # type: ignore[misc]
         coursedir = getattr(self.parent, "coursedir", None)
         if coursedir is None:
             return False
-        folder = os.path.realpath(os.path.join(coursedir.root, coursedir.autograded_directory))
+        folder: str = os.path.realpath(os.path.join(coursedir.root, coursedir.autograded_directory))
         return os.path.commonpath([os.path.realpath(filename), folder]) == folder
 
     def _submitted(self, filename: str) -> str | None:

@@ -31,6 +31,8 @@ Nothing here parses a learner's file: nbgrader's converter reads each through a 
 bounded in memory and time, and parses the normalised copy it gives
 (:class:`autograder.course.nbgrader_plugin.SubmissionExporter`).
 """
+from __future__ import annotations
+
 import concurrent.futures
 import glob
 import json
@@ -43,15 +45,20 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import identity, nbgrader_launch
 from ..sandbox import lifetime
+
+if TYPE_CHECKING:
+    from nbgrader.apps.autogradeapp import AutogradeApp
 
 LOG_TAIL = 4000  # characters of nbgrader's log kept in a failed learner's reply
 NICENESS = 10    # grading (whose kernels have time limits) goes first; recording has none
 
 
-def peak_mib():
+def peak_mib() -> float:
     """This process's peak resident memory so far, in MiB (its own, not its children's)."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
@@ -64,7 +71,7 @@ def peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _start():
+def _start() -> None:
     """In the recording process before it runs: die with the command, yield to grading."""
     lifetime.die_with_parent()
     os.nice(NICENESS)
@@ -77,7 +84,9 @@ class RecorderStopped(RuntimeError):
 class Recorder:
     """One nbgrader process recording ``assignment`` for the learners it is given."""
 
-    def __init__(self, assignment, arguments=(), env=None, cwd=None, builders=0):
+    def __init__(self, assignment: str, arguments: Iterable[str] = (),
+                 env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
+                 builders: int = 0) -> None:
         self.assignment = assignment
         self.log = tempfile.TemporaryFile(mode="w+", prefix="attention-recorder-")
         replies_r, replies_w = os.pipe()
@@ -87,13 +96,15 @@ class Recorder:
             stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, text=True,
             pass_fds=(replies_w,), env=env, cwd=cwd, preexec_fn=_start)
         os.close(replies_w)
-        self.replies: queue.Queue = queue.Queue()
+        # the replies, then None once the process has closed its end
+        self.replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.outstanding = 0
-        self.cpu_seconds = None  # the process's CPU time (user + system), once it has ended
+        # the process's CPU time (user + system), once it has ended
+        self.cpu_seconds: float | None = None
         self._reader = threading.Thread(target=self._read, args=(replies_r,), daemon=True)
         self._reader.start()
 
-    def _read(self, fd):
+    def _read(self, fd: int) -> None:
         try:
             with os.fdopen(fd, encoding="utf-8") as replies:
                 for line in replies:
@@ -102,25 +113,27 @@ class Recorder:
             self.process.kill()  # not a reply of ours: stop it, and say so below
         self.replies.put(None)  # the process has closed its end: it exited
 
-    def send(self, student):
+    def send(self, student: str) -> None:
         """Ask for ``student`` to be recorded (returns at once). A name that is not a valid
         id (:func:`autograder.course.identity.id_problem`) raises ValueError: the protocol is one id a
         line, and nbgrader makes a gradebook key of it."""
         problem = identity.id_problem(student)
         if problem:
             raise ValueError(problem)
+        stdin = self.process.stdin
+        assert stdin is not None  # the process is started with stdin=PIPE
         try:
-            self.process.stdin.write(student + "\n")
-            self.process.stdin.flush()
+            stdin.write(student + "\n")
+            stdin.flush()
         except (BrokenPipeError, ValueError):
             raise self._stopped() from None
         self.outstanding += 1
 
-    def _stopped(self):
+    def _stopped(self) -> RecorderStopped:
         return RecorderStopped(f"the recording process of {self.assignment} stopped (exit "
                                f"{self.process.wait()}); its last words:\n{self.output()}")
 
-    def reply(self):
+    def reply(self) -> dict[str, Any]:
         """The next reply, waiting for it; a process that died says so."""
         if self.outstanding == 0:
             raise RuntimeError("no learner is waiting to be recorded")
@@ -131,12 +144,12 @@ class Recorder:
         self.outstanding -= 1
         return reply
 
-    def output(self):
+    def output(self) -> str:
         self.log.flush()
         self.log.seek(0)
         return self.log.read()[-LOG_TAIL:]
 
-    def close(self):
+    def close(self) -> None:
         """End the process (after the replies still due, if it is alive)."""
         try:
             if self.process.stdin and not self.process.stdin.closed:
@@ -156,10 +169,10 @@ class Recorder:
                 time.sleep(0.02)
         self.log.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Recorder:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if exc[0] is not None and self.process.poll() is None:
             self.process.kill()
         self.close()
@@ -170,15 +183,23 @@ class Recorder:
 class _Tail(logging.Handler):
     """The log lines of the learner being recorded."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(logging.INFO)
-        self.lines = []
+        self.lines: list[str] = []
 
-    def emit(self, record):
+    def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(self.format(record))
 
 
-def _build_here(student):
+class Built(TypedDict):
+    """A building worker's word on one learner's autograded folder."""
+    student: str
+    built: bool
+    build: float  # CPU seconds
+    peak: float   # MiB
+
+
+def _build_here(student: str) -> Built:
     """Build ``student``'s autograded folder (in a building worker, or in this process for the
     first learner): ``{"student", "built", "build"}``, the CPU seconds it took."""
     from . import autograded
@@ -189,22 +210,23 @@ def _build_here(student):
     return {"student": student, "built": True, "build": cpu, "peak": peak_mib()}
 
 
-_WORKER: dict = {}  # the nbgrader app that builds (set before the workers are forked)
+# the nbgrader app that builds (set before the workers are forked)
+_WORKER: dict[str, AutogradeApp] = {}
 
 
-def _builder_start(parent):
+def _builder_start(parent: int) -> None:
     lifetime.die_with_parent(parent)
     nbgrader_launch.forget_connections()
 
 
-def _record(app, tail, student, built):
+def _record(app: AutogradeApp, tail: _Tail, student: str, built: Built | None) -> dict[str, Any]:
     """Record ``student``: rows only if their folder is built, else the whole converter."""
     from nbgrader.converters.autograde import Autograde
     from nbgrader.converters.base import NbGraderException
 
     from . import autograded
     tail.lines = []
-    reply = {"student": student, "status": "recorded", "locked": False, "log": "",
+    reply: dict[str, Any] = {"student": student, "status": "recorded", "locked": False, "log": "",
              "build": built.get("build", 0.0) if built else 0.0, "rows": 0.0}
     try:
         if built and built["built"]:
@@ -226,7 +248,7 @@ def _record(app, tail, student, built):
     return reply
 
 
-def serve(replies_fd, argv):
+def serve(replies_fd: int, argv: list[str]) -> None:
     """Run nbgrader's autograde command line once, then record each learner read from stdin,
     replying on ``replies_fd``: ``argv[0]`` building workers build their autograded folders
     (:mod:`autograder.course.autograded`) and this process writes their rows, one at a time."""
@@ -250,10 +272,12 @@ def serve(replies_fd, argv):
     learners = (line.rstrip("\n") for line in sys.stdin)
     # learners' rows are written in the order they came, as the whole converter would write
     # them (nbgrader's export lists learners in that order): a learner built early waits
-    done = queue.Queue()
-    pool = None
+    # (learner, their build) in the order read; then (None, how many were read)
+    done: queue.Queue[tuple[str, concurrent.futures.Future[Built] | None] | tuple[None, int]] = \
+        queue.Queue()
+    pool: concurrent.futures.ProcessPoolExecutor | None = None
     with os.fdopen(replies_fd, "w", encoding="utf-8") as replies:
-        def reply(student, built):
+        def reply(student: str, built: Built | None) -> None:
             replies.write(json.dumps(_record(app, tail, student, built)) + "\n")
             replies.flush()
 
@@ -273,7 +297,7 @@ def serve(replies_fd, argv):
                 initializer=_builder_start, initargs=(os.getpid(),))
             pool.submit(int)
 
-        def read():
+        def read() -> None:
             count = 0
             for student in learners:
                 count += 1
@@ -288,10 +312,11 @@ def serve(replies_fd, argv):
         threading.Thread(target=read, daemon=True).start()
         expected, seen = None, 0
         while expected is None or seen < expected:
-            student, future = done.get()
-            if student is None:
-                expected = future
+            item = done.get()
+            if item[0] is None:
+                expected = item[1]
                 continue
+            student, future = item
             seen += 1
             try:
                 built = future.result() if future is not None else None

@@ -28,8 +28,11 @@ deeper than :data:`HTML_DEPTH`, or that comes after its page's time or elements
 :data:`HIGHLIGHTED` characters of a code cell (or of fenced code in markdown) are highlighted,
 the rest shown plain; an image naming an attachment the cell does not hold shows its text.
 """
+from __future__ import annotations
+
 import html
 import re
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 import bleach
@@ -37,7 +40,12 @@ from jinja2 import pass_context
 from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
-from traitlets.config import LoggingConfigurable
+from traitlets.config import Config, LoggingConfigurable
+
+if TYPE_CHECKING:
+    from jinja2.runtime import Context
+    from nbconvert.exporters import HTMLExporter
+    from nbformat import NotebookNode
 
 from . import mathml
 
@@ -72,7 +80,7 @@ OPENINGS = re.compile(r"\\begin|\\\\\[|\\\\\(")
 BUDGET = "autograder_math_budget"
 
 
-def allowed_attribute(tag, name, value):
+def allowed_attribute(tag: str, name: str, value: str) -> bool:
     if name not in ATTRIBUTES["*"] | ATTRIBUTES.get(tag, set()):
         return False
     if name == "src":
@@ -82,23 +90,24 @@ def allowed_attribute(tag, name, value):
     return True
 
 
-def clean_html(html):
+def clean_html(html: str) -> str:
     """``html`` with only :data:`TAGS`, their harmless attributes and safe URLs; any other tag
     is escaped (shown as text), comments are dropped."""
-    return bleach.clean(html, tags=TAGS, attributes=allowed_attribute,
-                        protocols={"http", "https", "mailto", "data"}, strip=False,
-                        strip_comments=True)
+    cleaned: str = bleach.clean(html, tags=TAGS, attributes=allowed_attribute,
+                                protocols={"http", "https", "mailto", "data"}, strip=False,
+                                strip_comments=True)
+    return cleaned
 
 
 PUNCTUATION = set("!#$%'()*+,-./:;=?@[\\]^_`{|}~")
 ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 
 
-def markdown_text(text):
+def markdown_text(text: object) -> str:
     """``text`` as markdown that renders as exactly that text: HTML's special characters become
     entities, markdown's punctuation is escaped with a backslash, line breaks become ``<br>``
     (the text can sit in a table cell)."""
-    out = []
+    out: list[str] = []
     for character in str(text):
         if character in ENTITIES:
             out.append(ENTITIES[character])
@@ -116,7 +125,7 @@ def markdown_text(text):
 ESCAPED_NAME = re.compile(r"\\`((?:[A-Za-z]|\\_)(?:[A-Za-z0-9]|\\[_.])*)\\`")  # linear
 
 
-def markdown_text_with_names(text):
+def markdown_text_with_names(text: object) -> str:
     """:func:`markdown_text`, but a name quoted in backticks (`` `attend` ``, ``np.exp``) is
     shown as code: only letters, digits, underscores and dots between the backticks, so a code
     span can hold nothing but a name, whoever wrote the text."""
@@ -124,7 +133,7 @@ def markdown_text_with_names(text):
                             markdown_text(text))
 
 
-def code_span(text, limit=400):
+def code_span(text: object, limit: int = 400) -> str:
     """``text`` as a Markdown code span: what it says, readable as plain text in a ``.md`` file
     and rendered literally by any Markdown renderer (no HTML, no emphasis, no links). Line breaks
     become spaces; at most ``limit`` characters are kept; the fence is one backtick longer than
@@ -138,20 +147,22 @@ def code_span(text, limit=400):
     return f"{fence}{pad}{flat}{pad}{fence}" if flat else ""
 
 
-def protect(source):
+def protect(source: str) -> tuple[str, list[str]]:
     """``source`` (markdown) with each formula, and each opening of a formula of nbconvert's
     patterns that is left (``\\begin``, ``\\\\[``, ``\\\\(``), replaced by a mark markdown
     leaves alone, and the texts they stand for: nbconvert's patterns rescan the rest of the text
     from every opening without its end, so none reaches them, and markdown does not read a
     formula's ``_`` or ``*`` as emphasis."""
     source = source.replace("\uE000", "\uFFFD").replace("\uE001", "\uFFFD")
-    held, out, position = [], [], 0
+    held: list[str] = []
+    out: list[str] = []
+    position = 0
 
-    def hold(text):
+    def hold(text: str) -> str:
         held.append(text)
         return f"\uE000{len(held) - 1}\uE001"
 
-    def text(part):
+    def text(part: str) -> str:
         return OPENINGS.sub(lambda match: hold(match.group(0)), part)
 
     for start, end, _, _ in mathml.formulas(source):
@@ -161,9 +172,9 @@ def protect(source):
     return "".join(out), held
 
 
-def restore(markup, held):
+def restore(markup: str, held: list[str]) -> str:
     """``markup`` with each mark of :func:`protect` back as the text it stands for, escaped."""
-    def back(match):
+    def back(match: re.Match[str]) -> str:
         index = int(match.group(1) or match.group(2))
         if index >= len(held):
             return ""
@@ -171,7 +182,7 @@ def restore(markup, held):
     return HELD.sub(back, markup)
 
 
-def too_many_tags(markup):
+def too_many_tags(markup: str) -> bool:
     """Whether ``markup`` has more tags than :data:`CELL_TAGS`, or formatting tags than
     :data:`FORMATTING_TAGS`, for cleaning it to take little time (an upper bound: each tag
     html5lib reads starts with one of these)."""
@@ -179,17 +190,17 @@ def too_many_tags(markup):
             or len(FORMATTING.findall(markup)) > FORMATTING_TAGS)
 
 
-def as_text(source, reason):
+def as_text(source: str, reason: str) -> str:
     """A learner's cell shown as the text it is, with why."""
     return f'<pre class="learner-text" title="{html.escape(reason)}">{html.escape(source)}</pre>'
 
 
-class Attachments(dict):
+class Attachments(dict[str, dict[str, str]]):
     """A cell's attachments as nbconvert's markdown renderer reads them: an image naming one the
     cell does not hold (or holds as something other than text by type) gets no data, so it shows
     its text, where the renderer would stop the page."""
 
-    def __init__(self, attachments):
+    def __init__(self, attachments: object) -> None:
         super().__init__()
         for name, data in (attachments.items() if isinstance(attachments, dict) else ()):
             if isinstance(data, dict):
@@ -199,14 +210,14 @@ class Attachments(dict):
                 if kept:
                     self[name] = kept
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return True
 
-    def __missing__(self, name):
+    def __missing__(self, name: str) -> dict[str, str]:
         return {"text/plain": ""}
 
 
-def page_budget(context):
+def page_budget(context: Context) -> mathml.Budget:
     """The math budget of the page being made (kept in its resources, which each page has its
     own of), or a new one."""
     resources = context.get("resources")
@@ -227,7 +238,7 @@ class SafeMarkdown(LoggingConfigurable):
     Registered in its place by name (``HTMLExporter.filters``), it is made with the exporter as
     its parent, whose settings it renders with and whose context Jinja passes."""
 
-    def __call__(self, context, source):
+    def __call__(self, context: Context, source: str | list[str]) -> str:
         source = "".join(source) if isinstance(source, list) else str(source)
         budget = page_budget(context)
         if len(source) > CELL_CHARACTERS:
@@ -249,10 +260,10 @@ class SafeMarkdown(LoggingConfigurable):
             return as_text(source, "a cell past what its page renders")
         return made
 
-    def markdown(self, context, source):
+    def markdown(self, context: Context, source: str) -> str:
         """HTML of ``source`` as the exporter's own filter makes it, with the cell's
         :class:`Attachments`."""
-        exporter = self.parent
+        exporter = cast("HTMLExporter", self.parent)  # the exporter whose filter this is
         cell = context.get("cell") or {}
         resources = context.get("resources")
         metadata = resources.get("metadata") if isinstance(resources, dict) else None
@@ -269,7 +280,7 @@ class BoundedRenderer(IPythonRenderer):
     """nbconvert's markdown renderer, whose fenced code longer than :data:`HIGHLIGHTED` is shown
     plain rather than highlighted."""
 
-    def block_code(self, code, info=None):
+    def block_code(self, code: str, info: str | None = None) -> str:
         if len(code) > HIGHLIGHTED:
             return f"<pre><code>{html.escape(code)}</code></pre>\n"
         return super().block_code(code, info)
@@ -279,12 +290,15 @@ class SafeHighlight(Highlight2HTML):
     """nbconvert's ``highlight_code`` filter on a code cell's first :data:`HIGHLIGHTED`
     characters (to a line's end), the rest shown plain in the same block."""
 
-    def __call__(self, source, language=None, metadata=None):
+    def __call__(self, source: str | list[str], language: str | None = None,
+                 metadata: dict[str, Any] | None = None) -> str:
         source = "".join(source) if isinstance(source, list) else str(source)
         if len(source) <= HIGHLIGHTED:
-            return super().__call__(source, language, metadata)
+            # nbconvert's filter is unannotated
+            highlighted: str = super().__call__(source, language, metadata)  # type: ignore[no-untyped-call]
+            return highlighted
         cut = source.rfind("\n", 0, HIGHLIGHTED) + 1 or HIGHLIGHTED
-        made = super().__call__(source[:cut], language, metadata)
+        made: str = super().__call__(source[:cut], language, metadata)  # type: ignore[no-untyped-call]
         end = made.rfind("</pre>")
         end = len(made) if end < 0 else end
         return (made[:end] + '<span class="plain" title="code past what the page highlights">'
@@ -295,13 +309,13 @@ FILES_URL = re.compile(r'(src|href)=([\'"]?)/?files/')
 FILES_LINK = re.compile(r"(!?)\[([^\[\]\n]*)\]\(/?files/([^()\n]*)\)")
 
 
-def strip_files_prefix(text):
+def strip_files_prefix(text: str) -> str:
     """nbconvert's filter of that name (``files/`` taken off links) with patterns that read the
     text once: a link's text holds no bracket, its address no parenthesis."""
     return FILES_LINK.sub(r"\1[\2](\3)", FILES_URL.sub(r"\1=\2", text))
 
 
-def _text(value):
+def _text(value: object) -> object:
     return "".join(value) if isinstance(value, list) else value
 
 
@@ -312,13 +326,14 @@ class SafeOutputs(Preprocessor):
     only :data:`SHOWN` types (HTML cleaned, images checked, SVG only as nbconvert encodes it into
     an image), with image sizes as numbers; whatever is left out is named in a line of text."""
 
-    def preprocess_cell(self, cell, resources, index):
+    def preprocess_cell(self, cell: NotebookNode, resources: dict[str, Any],
+                        index: int) -> tuple[NotebookNode, dict[str, Any]]:
         if cell.cell_type == "code":
             cell.outputs = [kept for kept in map(self.safe_output, cell.get("outputs", []))
                             if kept is not None]
         return cell, resources
 
-    def safe_output(self, output):
+    def safe_output(self, output: NotebookNode) -> NotebookNode | None:
         kind = output.get("output_type")
         if kind == "stream":
             text = _text(output.get("text"))
@@ -333,7 +348,9 @@ class SafeOutputs(Preprocessor):
             return None
         if kind not in ("display_data", "execute_result"):
             return None
-        data, kept, left_out = output.get("data", {}), {}, []
+        data = output.get("data", {})
+        kept: dict[str, str] = {}
+        left_out: list[str] = []
         inline_svg = getattr(self.parent, "skip_svg_encoding", False)
         for mime, value in data.items():
             value = _text(value)
@@ -352,7 +369,7 @@ class SafeOutputs(Preprocessor):
         if left_out and "text/plain" not in kept:
             kept["text/plain"] = (f"[an output of type {', '.join(left_out)} is not shown here: "
                                   f"pages of learners' work show text, cleaned HTML and images]")
-        metadata = {}
+        metadata: dict[str, dict[str, Any]] = {}
         for mime in ("image/png", "image/jpeg", "image/svg+xml"):
             sizes = output.get("metadata", {}).get(mime, {})
             if mime in kept and isinstance(sizes, dict):
@@ -362,7 +379,7 @@ class SafeOutputs(Preprocessor):
         return output
 
 
-def configure(c):
+def configure(c: Config) -> None:
     """Make every nbconvert HTML page nbgrader renders (formgrader, feedback) sanitise learner
     content; a site's own preprocessors and filters stay, before these."""
     c.HTMLExporter.preprocessors.append("autograder.course.sanitize.SafeOutputs")

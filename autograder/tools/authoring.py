@@ -20,6 +20,7 @@ code), and ``demonstration`` a locked experiment the grader does not re-run
 import json
 import re
 import sys
+from typing import Any
 
 from helpers.kernel import LANGUAGE_INFO
 
@@ -27,8 +28,9 @@ HEADER = re.compile(r"^# %% (markdown|code)((?: [\w=.\-]+)*)\s*$")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
-def to_notebook(text):
-    cells, current = [], None
+def to_notebook(text: str) -> dict[str, Any]:
+    cells: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
     for line in text.splitlines():
         match = HEADER.match(line)
         if match:
@@ -53,12 +55,18 @@ def to_notebook(text):
             "nbformat": 4, "nbformat_minor": 5}
 
 
-def _new_cell(kind, words):
-    attrs = dict(word.split("=", 1) if "=" in word else (word, True) for word in words)
+def _new_cell(kind: str, words: list[str]) -> dict[str, Any]:
+    attrs: dict[str, str | bool] = {}  # id=..., points=..., and the words that stand alone
+    for word in words:
+        if "=" in word:
+            name, value = word.split("=", 1)
+            attrs[name] = value
+        else:
+            attrs[word] = True
     unknown = set(attrs) - {"id", "solution", "grade", "points", "locked", "setup", "demonstration"}
     if unknown:
         raise ValueError(f"unknown cell attributes {sorted(unknown)}")
-    cell = {"cell_type": kind, "metadata": {}, "_lines": []}
+    cell: dict[str, Any] = {"cell_type": kind, "metadata": {}, "_lines": []}
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
     tags = [tag for tag in ("setup", "demonstration") if tag in attrs]
@@ -68,7 +76,7 @@ def _new_cell(kind, words):
     if any(flags.values()):
         if "id" not in attrs:
             raise ValueError(f"an nbgrader cell needs an id= ({words})")
-        meta = {"grade": flags["grade"], "grade_id": attrs["id"],
+        meta: dict[str, Any] = {"grade": flags["grade"], "grade_id": attrs["id"],
                 "locked": flags["locked"] or (flags["grade"] and not flags["solution"]),
                 "schema_version": 3, "solution": flags["solution"], "task": False}
         if flags["grade"]:
@@ -79,8 +87,8 @@ def _new_cell(kind, words):
     return cell
 
 
-def from_notebook(notebook):
-    parts = []
+def from_notebook(notebook: dict[str, Any]) -> str:
+    parts: list[str] = []
     for cell in notebook["cells"]:
         words = [cell["cell_type"]]
         meta = cell.get("metadata", {}).get("nbgrader")
@@ -100,13 +108,14 @@ def from_notebook(notebook):
     return "\n".join(parts)
 
 
-def dump(notebook):
+def dump(notebook: dict[str, Any]) -> str:
     """Notebook text exactly as nbformat (and so nbgrader and JupyterLab) writes it."""
     import nbformat
-    return nbformat.writes(nbformat.from_dict(notebook)) + "\n"
+    text: str = nbformat.writes(nbformat.from_dict(notebook))
+    return text + "\n"
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     if len(argv) >= 2 and argv[0] == "export":
         with open(argv[1], encoding="utf-8") as handle:
             sys.stdout.write(from_notebook(json.load(handle)))

@@ -10,6 +10,8 @@ The sample class mixes reference answers, correct alternatives, catalogued mista
 notebooks and a few cheating attempts, so the expected grade of every learner is known in
 advance (:func:`expected_scores`), and a test checks the demo's grades equal it exactly.
 """
+from __future__ import annotations
+
 import concurrent.futures
 import contextlib
 import csv
@@ -21,12 +23,17 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..course import folders, identity, instructor
 from ..engine import catalogue, grade, reference
 from ..engine.assignment import Assignment, Course
-from ..engine.result import gradescope_results
+from ..engine.result import Result, gradescope_results
+
+if TYPE_CHECKING:
+    from traitlets.config import Config
 
 OUTPUT = "demo-output"  # in the course root
 ASSIGNMENTS = ("00-getting-started", "02-scoring")
@@ -52,7 +59,7 @@ FIRST_NAMES = ["Ada", "Bashir", "Chiara", "Dmitri", "Esi", "Farah", "Goran", "Ha
 LAST_NAMES = ["Abara", "Bjork", "Castillo", "Dubois", "Eze", "Fischer", "Gupta", "Haddad"]
 
 
-def learner_name(number):
+def learner_name(number: int) -> tuple[str, str]:
     """(first, last) name of learner ``number`` (1-based), deterministic and distinct."""
     index = number - 1
     return (FIRST_NAMES[index % len(FIRST_NAMES)],
@@ -63,7 +70,7 @@ class DemoStopped(RuntimeError):
     """The demo cannot go on; the message says why, in the instructor's words."""
 
 
-def private_folder(path):
+def private_folder(path: str | Path) -> Path:
     """Make ``path`` a folder only this account (and root) can enter, and check that it is one:
     created with mode 700 (never more open, whatever the umask), a real folder (not a link),
     owned by this account. Everything under it is this account's own doing, whatever modes the
@@ -77,11 +84,11 @@ def private_folder(path):
     return Path(path)
 
 
-def refused_sentence(state, names):
+def refused_sentence(state: Path, names: Iterable[str]) -> str | None:
     """None if collect took every submission of ``names``; else what the instructor reads: how
     many submissions were refused, for whom and why (the first few), and where all are listed."""
     submitted = state / "submitted"
-    lines = []
+    lines: list[str] = []
     for name in names:
         refused = identity.read_refusals(submitted, name)
         if not refused:
@@ -101,27 +108,32 @@ def refused_sentence(state, names):
 class Plan:
     """What one learner hands in for one assignment."""
     kind: str                  # reference, alternative, mutant, blank or cheat
-    entry: object = None       # the catalogue entry, for alternative and mutant
+    entry: catalogue.Entry | None = None  # the catalogue entry, for alternative and mutant
     cheat: str = ""
 
-    def describe(self):
+    def describe(self) -> str:
         if self.entry is not None:
             return f"{self.kind}: {self.entry.key}"
         return self.kind + (f": {self.cheat}" if self.cheat else "")
 
 
-def assignments(course=None):
+Learners = dict[str, dict[str, Plan]]  # learner id -> assignment name -> what they hand in
+Scores = dict[str, dict[str, float]]   # learner id -> assignment name -> score
+
+
+def assignments(course: Course | None = None) -> list[str]:
     """The names of the demo's assignments that the course (by default: the one nbgrader's
     configuration or the current folder names) has."""
     known = {a.name for a in (course or folders.current_course()).assignments()}
     return [a for a in ASSIGNMENTS if a in known]
 
 
-def sample_class(size=CLASS_SIZE, course=None, names=None):
+def sample_class(size: int = CLASS_SIZE, course: Course | None = None,
+                 names: Iterable[str] | None = None) -> Learners:
     """learner id -> {assignment name: Plan}, for the demo's assignments or ``names``;
     deterministic."""
     course = course or folders.current_course()
-    learners = {}
+    learners: Learners = {}
     for name in assignments(course) if names is None else names:
         assignment = course.assignment(name)
         mutants = catalogue.mutants(assignment)
@@ -144,10 +156,12 @@ def sample_class(size=CLASS_SIZE, course=None, names=None):
     return learners
 
 
-def answer_notebook(assignment: Assignment, plan):
+def answer_notebook(assignment: Assignment, plan: Plan) -> dict[str, Any]:
     if plan.kind == "blank":
-        return json.loads(assignment.release.read_text())
+        released: dict[str, Any] = json.loads(assignment.release.read_text())
+        return released
     if plan.kind in ("mutant", "alternative"):
+        assert plan.entry is not None  # sample_class gives every mutant and alternative its entry
         return catalogue.notebook_with(plan.entry)
     if plan.kind == "cheat":
         first = grade.grade_local(assignment, reference.namespace(assignment)).tests[0].exercise
@@ -155,10 +169,11 @@ def answer_notebook(assignment: Assignment, plan):
     return catalogue.filled_notebook(assignment)
 
 
-def expected_scores(learners, course=None):
+def expected_scores(learners: Learners, course: Course | None = None) -> Scores:
     """learner -> assignment name -> score, from grading each plan's functions in-process."""
     course = course or folders.current_course()
-    cache, expected = {}, {}
+    cache: dict[tuple[str, str], float] = {}  # (assignment, plan) -> its score
+    expected: Scores = {}
     for learner, plans in learners.items():
         for name, plan in plans.items():
             assignment = course.assignment(name)
@@ -166,6 +181,7 @@ def expected_scores(learners, course=None):
             if key not in cache:
                 local = grade.grade_local(assignment, reference.namespace(assignment))
                 if plan.kind == "mutant":
+                    assert plan.entry is not None  # sample_class gives every mutant its entry
                     cache[key] = grade.grade_local(assignment, plan.entry.namespace()).score
                 elif plan.kind == "blank":
                     cache[key] = 0.0
@@ -182,7 +198,7 @@ def expected_scores(learners, course=None):
 
 
 @contextlib.contextmanager
-def lab_environment(course):
+def lab_environment(course: Course) -> Iterator[None]:
     """The environment ``make lab`` gives a learner's kernel: the course's kernel spec
     (``learner/jupyter/kernels``, found through ``JUPYTER_PATH``) and one BLAS thread."""
     kernels = course.root / "learner" / "jupyter"
@@ -202,7 +218,7 @@ def lab_environment(course):
                 os.environ[key] = value
 
 
-def run_as_in_a_lab(notebook, folder):
+def run_as_in_a_lab(notebook: dict[str, Any], folder: str | Path) -> dict[str, Any]:
     """``notebook`` (a dict) run top to bottom in the learner's ``folder`` with the course's
     kernel, as *Run All* in the learner's lab runs it: an error is kept in its cell's output and
     the cells after it still run. Returns the notebook with its outputs (its figures among them,
@@ -215,14 +231,16 @@ def run_as_in_a_lab(notebook, folder):
     NotebookClient(executed, timeout=600, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(folder)}}).execute(
                        stderr=subprocess.DEVNULL)
-    return json.loads(nbformat.writes(executed))
+    ran: dict[str, Any] = json.loads(nbformat.writes(executed))
+    return ran
 
 
-def run_answers(course, learners, scratch, jobs=None):
+def run_answers(course: Course, learners: Learners, scratch: Path,
+                jobs: int | None = None) -> dict[tuple[str, str], str]:
     """(assignment name, plan description) -> the answer notebook as its learner's lab leaves it
     after *Run All*, as JSON text: each distinct answer run once (the same code gives the same
     outputs), two at a time, in folders of ``scratch``."""
-    answers = {}
+    answers: dict[tuple[str, str], tuple[str, Plan]] = {}  # (assignment, plan) -> one learner's
     for plans in learners.values():
         for name, plan in plans.items():
             answers.setdefault((name, plan.describe()), (name, plan))
@@ -231,7 +249,7 @@ def run_answers(course, learners, scratch, jobs=None):
     notebooks = [(name, answer_notebook(course.assignment(name), plan))
                  for name, plan in answers.values()]
 
-    def run_one(item):
+    def run_one(item: tuple[int, tuple[str, dict[str, Any]]]) -> str:
         index, (name, notebook) = item
         return json.dumps(run_as_in_a_lab(notebook, scratch / f"{index:03d}-{name}"))
 
@@ -243,7 +261,7 @@ def run_answers(course, learners, scratch, jobs=None):
 
 # ------------------------------------------------------------------ the nbgrader exchange, in-process
 
-def _exchange_config(state, course):
+def _exchange_config(state: Path, course: Course) -> Config:
     from traitlets.config import Config
     settings = Config()
     settings.CourseDirectory.course_id = course.course_id
@@ -252,7 +270,8 @@ def _exchange_config(state, course):
     return settings
 
 
-def _exchange(kind, state, course, assignment, learner, folder):
+def _exchange(kind: str, state: Path, course: Course, assignment: str, learner: str,
+              folder: str | Path) -> None:
     from nbgrader.auth import Authenticator
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit
@@ -266,10 +285,11 @@ def _exchange(kind, state, course, assignment, learner, folder):
     step.start()
 
 
-def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
+def run(output: str | Path | None = None, size: int = CLASS_SIZE, jobs: int | None = None,
+        quiet: bool = False, course: Course | None = None) -> dict[str, Any]:
     """Run the whole loop on the course (by default: the one nbgrader's configuration or the
     current folder names); return a summary dict (also written to output/summary.json)."""
-    say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
+    say: Callable[..., None] = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
     started = time.monotonic()
     course = course or folders.current_course()
     output = Path(output or course.root / OUTPUT)
@@ -306,9 +326,9 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
     for learner, plans in learners.items():
         home = output / "learners" / learner
         for name, plan in plans.items():
-            assignment = course.assignment(name)
+            release = course.assignment(name).release
             _exchange("fetch", state, course, name, learner, home)
-            (home / name / assignment.release.name).write_text(answered[(name, plan.describe())])
+            (home / name / release.name).write_text(answered[(name, plan.describe())])
             _exchange("submit", state, course, name, learner, home)
 
     say("3/6 collecting")
@@ -346,8 +366,9 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
     written = {a: course.assignment(a).written_points for a in names}
     flagged = {k: v for k, v in flagged.items() if v}
     table = grade_table(learners, grades, expected, names, maxima, written, flagged=flagged)
-    summary = {"expected": expected, "grades": grades, "seconds": time.monotonic() - started,
-               "report": str(report), "flagged": flagged, "table": table}
+    summary: dict[str, Any] = {"expected": expected, "grades": grades,
+                               "seconds": time.monotonic() - started, "report": str(report),
+                               "flagged": flagged, "table": table}
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
     say("")
     say(table)
@@ -356,9 +377,9 @@ def run(output=None, size=CLASS_SIZE, jobs=None, quiet=False, course=None):
     return summary
 
 
-def _results(state, learners, course):
+def _results(state: Path, learners: Learners, course: Course) -> dict[str, dict[str, Result]]:
     """Each learner's engine results (the cache nbgrader's autograde read them from)."""
-    results = {}
+    results: dict[str, dict[str, Result]] = {}
     cache = folders.cache_dir(state)
     for learner, plans in learners.items():
         for name in plans:
@@ -368,10 +389,10 @@ def _results(state, learners, course):
     return results
 
 
-def _read_grades(path):
+def _read_grades(path: str | Path) -> Scores:
     """learner -> assignment -> the autograded score, from the exported grades.csv (the written
     answers are graded by hand, later: the table says so in its header)."""
-    grades = {}
+    grades: Scores = {}
     with open(path, newline="") as handle:
         for row in csv.DictReader(handle):
             grades.setdefault(row["student_id"], {})[row["assignment"]] = float(
@@ -379,12 +400,14 @@ def _read_grades(path):
     return grades
 
 
-def points(value):
+def points(value: float) -> str:
     """``1 point``, ``2 points``, ``0.5 points``."""
     return f"{value:g} point" + ("" if value == 1 else "s")
 
 
-def grade_table(learners, grades, expected, names, maxima, written, flagged=None):
+def grade_table(learners: Learners, grades: Scores, expected: Scores, names: Sequence[str],
+                maxima: dict[str, float], written: dict[str, float],
+                flagged: dict[str, list[str]] | None = None) -> str:
     """Autograded scores per learner and assignment, each "of" its maximum (`!` where a grade
     differs from the expected one), and what each learner submitted, with the assignments whose
     notebook was flagged for review. Above the table, the grade as the course states it
@@ -398,7 +421,7 @@ def grade_table(learners, grades, expected, names, maxima, written, flagged=None
     lines += [header, "-" * len(header)]
     for learner in sorted(learners):
         scores = [grades.get(learner, {}).get(a, 0.0) for a in names]
-        marks = []
+        marks: list[str] = []
         for a, s in zip(names, scores):
             flag = "" if abs(s - expected[learner][a]) < 1e-9 else " !"
             marks.append(f"{f'{s:g} of {maxima[a]:g}':>18}{flag:>2}")

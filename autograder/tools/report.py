@@ -1,20 +1,26 @@
 """The instructor's report on a graded class: grade histogram, pass rate per test, and the tests
 learners fail most, each with the catalogued mistake that explains it."""
+from __future__ import annotations
+
 import collections
 import functools
 import textwrap
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..course import sanitize
 from ..engine import catalogue, grade
-from ..engine.result import score_story
+from ..engine.assignment import Assignment, Course
+from ..engine.result import Result, score_story
 
 LOW, HIGH = "#c44e52", "#4c72b0"  # pass-rate bars: fewer than half of the class pass, or more
 
 
-def write_report(results, learners, folder, course):
-    """``results``: learner -> assignment name -> engine result, of ``course``. Returns the
-    report's Markdown path."""
+def write_report(results: Mapping[str, Mapping[str, Result]],
+                 learners: Mapping[str, Mapping[str, object]], folder: str | Path,
+                 course: Course) -> Path:
+    """``results``: learner -> assignment name -> engine result, of ``course``; ``learners``
+    (what each handed in) is not read. Returns the report's Markdown path."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -34,10 +40,12 @@ def write_report(results, learners, folder, course):
     fig.savefig(folder / "grade-histogram.png", dpi=120)
     plt.close(fig)
 
-    passed, seen = collections.Counter(), collections.Counter()
+    passed: collections.Counter[tuple[str, str]] = collections.Counter()
+    seen: collections.Counter[tuple[str, str]] = collections.Counter()
     for per in results.values():
         for result in per.values():
             for test in result.tests:
+                assert result.assignment is not None  # a graded notebook of the course's
                 key = (result.assignment, test.name)
                 seen[key] += 1
                 passed[key] += test.passed
@@ -50,7 +58,8 @@ def write_report(results, learners, folder, course):
     ax.barh(range(len(keys)), rates, color=[LOW if is_low else HIGH for is_low in low],
             edgecolor="black", linewidth=0.3)
     for bar, is_low in zip(ax.patches, low):
-        bar.set_hatch("///" if is_low else None)  # the colours differ in greyscale too
+        # the colours differ in greyscale too; None (no hatch), which matplotlib's stubs omit
+        bar.set_hatch("///" if is_low else None)  # type: ignore[arg-type]
     from matplotlib.patches import Patch
     ax.legend(handles=[Patch(facecolor=LOW, hatch="///", edgecolor="black",
                              label="fewer than half pass"),
@@ -99,17 +108,17 @@ def write_report(results, learners, folder, course):
     return path
 
 
-def pass_rate_labels(keys):
+def pass_rate_labels(keys: Iterable[tuple[str, str]]) -> list[str]:
     """One label per (assignment, test name): wrapped to fit, never cut short, so two tests never
     share a label."""
     return [textwrap.fill(f"{assignment[:2]} {name}", 72, break_on_hyphens=False,
                           break_long_words=False) for assignment, name in keys]
 
 
-def explaining_mistake(assignment, test_name):
+def explaining_mistake(assignment: Assignment, test_name: str) -> str | None:
     """The catalogued mistake that explains a failure of ``test_name`` most specifically: of the
     mistakes that fail it, the one that fails the fewest other tests."""
-    best = None
+    best: tuple[int, str] | None = None  # (how many tests it fails, its description)
     for description, failed in _mistake_failures(assignment):
         if test_name in failed and (best is None or len(failed) < best[0]):
             best = (len(failed), description)
@@ -117,16 +126,16 @@ def explaining_mistake(assignment, test_name):
 
 
 @functools.lru_cache(maxsize=None)
-def _mistake_failures(assignment):
+def _mistake_failures(assignment: Assignment) -> tuple[tuple[str, frozenset[str]], ...]:
     """(description, names of the tests it fails) for every catalogued mistake, graded once."""
-    found = []
+    found: list[tuple[str, frozenset[str]]] = []
     for entry in catalogue.mutants(assignment):
         tests = grade.grade_local(assignment, entry.namespace()).tests
         found.append((entry.description, frozenset(t.name for t in tests if not t.passed)))
     return tuple(found)
 
 
-def write_html(markdown_path):
+def write_html(markdown_path: str | Path) -> Path:
     """The report as a page of its own beside ``report.md`` (``report.html``): a language, a
     title, the figures with their descriptions as alt text, nothing loaded from elsewhere."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune

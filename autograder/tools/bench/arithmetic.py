@@ -1,10 +1,14 @@
 """The bench's arithmetic, from records to verdicts (unit-tested in tests/end_to_end/test_bench.py):
 stage records per submission, medians, projections for a class and a server, markdown tables and
 the goals they are read against."""
+from __future__ import annotations
+
 import json
 import math
 import statistics
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 
 STAGES = ("start", "execute", "suite", "close")
@@ -19,8 +23,21 @@ STAGE_NAMES = {
 GOALS = {"speed-up": 3.0, "latency": 1.0, "recording": 0.2, "cost": 1.0, "server": 1.5}
 CLASS_SIZE = 1000
 
+# The measurements, as the sections return them and the tables read them (JSON-like dicts of
+# numbers): a stage record as a grading process writes it ({"stage", "seconds", "pid"}); one
+# submission's seconds per stage; each stage's (median seconds, count); the comparison's measures
+# (sections 1 and 2, :func:`autograder.tools.bench.comparison.compare`); one row of the capacity
+# curve ({"size", "jobs", "seconds", "per_minute", "worker_mib", "tree_mib", ...}); and each
+# assignment's latencies (section 3).
+StageRecord = dict[str, Any]
+Stages = dict[str, float]
+Medians = dict[str, tuple[float, int]]
+Comparison = dict[str, Any]
+CapacityRow = dict[str, Any]
+Latency = dict[str, dict[str, Any]]
 
-def parse_sizes(text):
+
+def parse_sizes(text: str) -> list[int]:
     """'10,40,160' -> [10, 40, 160] (positive, in the order given)."""
     sizes = [int(part) for part in str(text).split(",") if part.strip()]
     if not sizes or any(size <= 0 for size in sizes):
@@ -28,11 +45,12 @@ def parse_sizes(text):
     return sizes
 
 
-def per_submission(records):
+def per_submission(records: Iterable[StageRecord]) -> list[Stages]:
     """Stage records (dicts with stage, seconds, pid, in the order written) -> one dict per graded
     submission, stage -> seconds, with ``other`` = total minus the timed stages. A worker grades
     one submission at a time, so a pid's records up to its ``total`` are one submission's."""
-    open_, done = {}, []
+    open_: dict[int | None, Stages] = {}  # pid -> the submission it is grading
+    done: list[Stages] = []
     for record in records:
         current = open_.setdefault(record.get("pid"), {})
         current[record["stage"]] = current.get(record["stage"], 0.0) + record["seconds"]
@@ -43,9 +61,9 @@ def per_submission(records):
     return done
 
 
-def stage_medians(submissions):
+def stage_medians(submissions: Sequence[Stages]) -> Medians:
     """[{stage: seconds}] -> {stage: (median seconds, count)} for every stage present."""
-    out = {}
+    out: Medians = {}
     for stage in (*STAGES, "other", "total"):
         values = [s[stage] for s in submissions if stage in s]
         if values:
@@ -53,33 +71,34 @@ def stage_medians(submissions):
     return out
 
 
-def markdown_table(header, rows):
+def markdown_table(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
     """A markdown table, first column left-aligned, the others right-aligned."""
     cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
 
-    def line(row):
+    def line(row: list[str]) -> str:
         return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                  for i, (c, w) in enumerate(zip(row, widths))) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([line(cells[0]), rule, *[line(row) for row in cells[1:]]])
 
 
-def verdict(measured, goal, at_least=False):
+def verdict(measured: float | None, goal: float, at_least: bool = False) -> str:
     """PASS or MISS: ``measured`` against ``goal`` (at most, or at least)."""
     if measured is None or (isinstance(measured, float) and math.isnan(measured)):
         return "n/a"
     return "PASS" if (measured >= goal if at_least else measured <= goal) else "MISS"
 
 
-def projection(per_minute, recording_per_submission, learners=CLASS_SIZE):
+def projection(per_minute: float, recording_per_submission: float,
+               learners: int = CLASS_SIZE) -> dict[str, float]:
     """Minutes to grade and record ``learners`` notebooks: {"grading", "recording", "total"}."""
     grading = learners / per_minute
     recording = learners * recording_per_submission / 60
     return {"grading": grading, "recording": recording, "total": grading + recording}
 
 
-def class_recording(c, learners=CLASS_SIZE):
+def class_recording(c: Comparison | None, learners: int = CLASS_SIZE) -> float | None:
     """Seconds of recording per learner in a class of ``learners`` (one assignment): one
     recording process's start, then each notebook at the cost measured after the starts. The
     replayed class has a start for every few notebooks; a class of 1000 has one. Without the
@@ -87,33 +106,39 @@ def class_recording(c, learners=CLASS_SIZE):
     if not c:
         return None
     if c.get("recording_fixed") is None:
-        return c["recording"] / c["count"]
-    return (c["recording_fixed"] + learners * recording_per_notebook(c)) / learners
+        average: float = c["recording"] / c["count"]
+        return average
+    per_learner: float = (c["recording_fixed"] + learners * recording_per_notebook(c)) / learners
+    return per_learner
 
 
-def writer_per_learner(c, learners=CLASS_SIZE):
+def writer_per_learner(c: Comparison | None, learners: int = CLASS_SIZE) -> float | None:
     """Seconds of the one gradebook writer per learner in a class of ``learners``: one recording
     process's start, then each learner's rows (the writer's own seconds, measured by it in the
     replay); the building workers' share is not in it (:func:`building_per_notebook`). Without
     the writer's own measure, all of :func:`class_recording`."""
     if not c or c.get("written") is None:
         return class_recording(c, learners)
-    return (c["recording_fixed"] + learners * c["written"] / c["count"]) / learners
+    per_learner: float = (c["recording_fixed"] + learners * c["written"] / c["count"]) / learners
+    return per_learner
 
 
-def building_per_notebook(c):
+def building_per_notebook(c: Comparison | None) -> float:
     """CPU seconds the recording's building workers spent per notebook in the replay (work that
     is spread over the cores like grading): 0 without a measure."""
-    return c["built"] / c["count"] if c and c.get("built") else 0.0
+    built: float = c["built"] / c["count"] if c and c.get("built") else 0.0
+    return built
 
 
-def recording_per_notebook(c):
+def recording_per_notebook(c: Comparison) -> float:
     """Seconds of recording per notebook after the starts: the replayed class's recording less
     one process's start for each assignment, shared among its notebooks."""
-    return max(0.0, c["recording"] - c["passes"] * c["recording_fixed"]) / c["count"]
+    per_notebook: float = max(0.0, c["recording"] - c["passes"] * c["recording_fixed"]) / c["count"]
+    return per_notebook
 
 
-def server_minutes(rows, recording, learners=1000, cores=32, building=0.0):
+def server_minutes(rows: Sequence[CapacityRow], recording: float | None, learners: int = 1000,
+                   cores: int = 32, building: float = 0.0) -> dict[str, float] | None:
     """``learners`` notebooks on a ``cores``-core grading server, from the cost of one submission
     on one core (the largest class graded with --jobs 1, plus ``building``, the CPU seconds of
     building its autograded notebook) and the memory per worker, assuming one worker per core
@@ -133,7 +158,8 @@ def server_minutes(rows, recording, learners=1000, cores=32, building=0.0):
             "worker_mib": row["worker_mib"]}
 
 
-def server_projection(rows, recording, learners=1000, cores=32, building=0.0):
+def server_projection(rows: Sequence[CapacityRow], recording: float | None, learners: int = 1000,
+                      cores: int = 32, building: float = 0.0) -> str:
     """One line: :func:`server_minutes` in words."""
     m = server_minutes(rows, recording, learners, cores, building)
     if m is None:
@@ -151,7 +177,7 @@ def server_projection(rows, recording, learners=1000, cores=32, building=0.0):
               f"({m['worker_mib']:.0f} MiB each).")
 
 
-def read_records(path):
+def read_records(path: str | Path) -> list[StageRecord]:
     path = Path(path)
     if not path.exists():
         return []

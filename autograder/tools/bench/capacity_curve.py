@@ -1,5 +1,7 @@
 """Section 4: capacity, distinct submissions of the light assignments graded by the command line
 with one and two jobs, the process tree's memory sampled while it runs."""
+from __future__ import annotations
+
 import json
 import math
 import shutil
@@ -7,27 +9,30 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+from .arithmetic import CapacityRow
 from .measuring import MemorySampler
 from .synthetic import class_notebooks, course, light_assignments
 
 
-def capacity(root, sizes, jobs_list=(1, 2)):
+def capacity(root: str | Path, sizes: Sequence[int],
+             jobs_list: Sequence[int] = (1, 2)) -> list[CapacityRow]:
     """For each size and job count: a fresh folder of ``size`` distinct submissions (the light
     assignments, interleaved) graded by ``python -m autograder grade --jobs J`` in a new process,
     its process tree's memory sampled from /proc."""
-    rows = []
+    rows: list[CapacityRow] = []
     light = light_assignments()
     for size in sizes:
         per = math.ceil(size / len(light))
         made = class_notebooks(per, True, names=light)
         by_assignment = [[m for m in made if m[1] == a] for a in light]
         mixed = [m for group in zip(*by_assignment) for m in group][:size]
-        scores = {}
+        scores: dict[int, list[float]] = {}  # jobs -> the scores, in the order graded
         for jobs in jobs_list:
             folder = Path(tempfile.mkdtemp(prefix=f"capacity-{size}-{jobs}-", dir=root))
-            paths = []
+            paths: list[str] = []
             for learner, assignment, notebook in mixed:
                 path = folder / learner / assignment / course().assignment(assignment).release.name
                 path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,13 +1,17 @@
 """``python -m autograder.tools.bench``: the sections chosen, run in one process and printed."""
+from __future__ import annotations
+
 import argparse
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from .arithmetic import (CLASS_SIZE, class_recording, building_per_notebook, markdown_table,
-                         parse_sizes, projection, server_projection, verdict, writer_per_learner)
+from .arithmetic import (CLASS_SIZE, CapacityRow, Comparison, Latency, building_per_notebook,
+                         class_recording, markdown_table, parse_sizes, projection,
+                         server_projection, verdict, writer_per_learner)
 from .capacity_curve import capacity
 from .comparison import compare
 from .one_submission import latency
@@ -17,7 +21,7 @@ from .tables import (assignment_table, capacity_table, comparison_table, duplica
                      goal_table, latency_table, stage_table)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.tools.bench")
     parser.add_argument("--assignments", default="",
                         help="assignments to compare and time, separated by commas (default: "
@@ -45,7 +49,9 @@ def main(argv=None):
     sizes = parse_sizes(args.capacity)
     started = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="bench-"))
-    c = lat = cap = None
+    c: Comparison | None = None
+    lat: Latency | None = None
+    cap: list[CapacityRow] | None = None
     try:
         if "compare" in sections:
             c = compare(root, args.per_assignment, args.jobs, args.repeats)

@@ -1,26 +1,30 @@
 """Sections 1 and 2: the instructor's path on the class, stock ``nbgrader autograde`` against this
 grader with its recording, assignment by assignment, and where a submission's time goes."""
+from __future__ import annotations
+
 import shutil
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from .. import demo
 from ...course import instructor
 from ...engine.options import Options
-from .arithmetic import per_submission, read_records
+from .arithmetic import Comparison, Stages, per_submission, read_records
 from .measuring import recording_costs, timed
 from .synthetic import _fresh_state, assignments, course, distinct_count
 
 
-def instructor_path(root, per_assignment, jobs, distinct=True):
+def instructor_path(root: str | Path, per_assignment: int, jobs: int,
+                    distinct: bool = True) -> dict[str, Any]:
     """This grader on a fresh copy of the class: parallel grading with the recording beside it
     (``python -m autograder autograde``, assignment by assignment). Returns seconds, the
     recording's CPU seconds and wait, and the stages."""
     state, paths = _fresh_state(root, per_assignment, distinct)
-    costs = []
+    costs: list[dict[str, float]] = []
     options, log = timed(root)
-    each = {}
+    each: dict[str, float] = {}  # assignment -> seconds
     for assignment in assignments():
         started = time.perf_counter()
         instructor.autograde(course().assignment(assignment), jobs=jobs, state=state,
@@ -34,12 +38,12 @@ def instructor_path(root, per_assignment, jobs, distinct=True):
             "state": state, "each": each}
 
 
-def recording_alone(state):
+def recording_alone(state: str | Path) -> dict[str, float]:
     """The recording of a graded class replayed on its own, nothing else running: every mark
     removed (so every learner's autograded folder goes too), then ``instructor.record`` for each
     assignment, which finds every grade in the cache and records it again. What recording
     costs when it is all there is to do; its wall seconds and its processes' CPU seconds."""
-    costs = []
+    costs: list[dict[str, float]] = []
     started = time.perf_counter()
     for name in assignments():
         assignment = course().assignment(name)
@@ -51,9 +55,9 @@ def recording_alone(state):
             "built": sum(c["built"] for c in costs), "written": sum(c["written"] for c in costs)}
 
 
-def stock_path(root, per_assignment):
+def stock_path(root: str | Path, per_assignment: int) -> dict[str, Any]:
     state, paths = _fresh_state(root, per_assignment, True)
-    each = {}
+    each: dict[str, float] = {}  # assignment -> seconds
     for assignment in assignments():
         started = time.perf_counter()
         instructor.nbgrader("autograde", assignment, state=state,
@@ -63,14 +67,14 @@ def stock_path(root, per_assignment):
     return {"count": len(paths), "seconds": sum(each.values()), "each": each}
 
 
-def recording_start(root, repeats=3):
+def recording_start(root: str | Path, repeats: int = 3) -> list[float]:
     """Wall seconds of a recording process that records nobody, from its start to its exit,
     ``repeats`` times for each assignment: what recording costs before its first notebook
     (imports, nbgrader's configuration), in the unit of the replayed recording it is taken
     from."""
     from ...course.recorder import Recorder
     state, _ = _fresh_state(root, 0)
-    seconds = []
+    seconds: list[float] = []
     for _ in range(repeats):
         for assignment in assignments():
             started = time.perf_counter()
@@ -80,10 +84,13 @@ def recording_start(root, repeats=3):
     return seconds
 
 
-def compare(root, per_assignment, jobs, repeats=1):
+def compare(root: str | Path, per_assignment: int, jobs: int, repeats: int = 1) -> Comparison:
     """Stock, ours on distinct submissions, ours on the class with duplicates: medians over
     ``repeats`` runs, interleaved."""
-    stock, ours, duplicates, fixed = [], [], [], []
+    stock: list[dict[str, Any]] = []
+    ours: list[dict[str, Any]] = []
+    duplicates: list[dict[str, Any]] = []
+    fixed: list[float] = []
     repeating = has_identical(per_assignment)
     for _ in range(repeats):
         fixed += recording_start(root)
@@ -95,7 +102,7 @@ def compare(root, per_assignment, jobs, repeats=1):
         if repeating:
             duplicates.append(instructor_path(root, per_assignment, jobs, False))
 
-    def median(runs, key):
+    def median(runs: list[dict[str, Any]], key: str) -> float | None:
         return statistics.median(run[key] for run in runs) if runs else None
     each = {name: {"count": per_assignment,
                    "stock": statistics.median(run["each"][name] for run in stock),
@@ -117,7 +124,7 @@ def compare(root, per_assignment, jobs, repeats=1):
     }
 
 
-def has_identical(size_per_assignment):
+def has_identical(size_per_assignment: int) -> bool:
     """Whether the demo's class of this size, as the demo writes it, holds identical submissions:
     two learners of an assignment with the same plan (read from the plans, no notebook built)."""
     names = assignments()
@@ -126,7 +133,7 @@ def has_identical(size_per_assignment):
                for name in names)
 
 
-def cost_beyond_cells(submissions):
+def cost_beyond_cells(submissions: list[Stages]) -> float | None:
     """Median, over graded submissions, of what grading cost beyond running the notebook's own
     cells: the whole of grade_notebook minus its ``execute`` stage (None without records)."""
     values = [s["total"] - s.get("execute", 0.0) for s in submissions if "total" in s]

@@ -1,14 +1,17 @@
 """Section 6: each solution notebook from a fresh kernel against its budget, a fresh kernel's first
 figure with and without matplotlib's font list, and the attention kernels."""
+from __future__ import annotations
+
 import statistics
 import time
+from collections.abc import Collection
 
 from ...engine import reference
 from .measuring import _median, _peak, notebook_run
 from .synthetic import course
 
 
-def font_list_gain(repeats=9):
+def font_list_gain(repeats: int = 9) -> dict[str, float]:
     """Seconds a fresh sandboxed kernel takes to import numpy, pyplot and helpers.plots and draw
     one figure, with and without matplotlib's font list in its home (``KernelSession``'s
     ``seed_home``), alternating: ``{"with": median, "without": median}``."""
@@ -21,7 +24,7 @@ def font_list_gain(repeats=9):
     code = ("import numpy as np\nimport matplotlib.pyplot as plt\nfrom helpers import plots\n"
             "plt.figure(); plt.plot([1, 2])")
     mode = confinement.resolve_mode("auto")
-    times = {"with": [], "without": []}
+    times: dict[str, list[float]] = {"with": [], "without": []}
     for _ in range(repeats):
         for how in times:
             session = kernel.KernelSession(mode=mode, visible=course().learner_packages,
@@ -37,7 +40,7 @@ def font_list_gain(repeats=9):
     return {how: statistics.median(values) for how, values in times.items()}
 
 
-def attention_kernels(repeats=5):
+def attention_kernels(repeats: int = 5) -> dict[str, float] | None:
     known = {a.name: a for a in course().assignments()}
     if "09-attention-at-scale" not in known:
         return None
@@ -45,7 +48,7 @@ def attention_kernels(repeats=5):
     ns = reference.namespace(known["09-attention-at-scale"])
     ns3 = reference.namespace(known["03-qkv"]) if "03-qkv" in known else None
     rng = np.random.default_rng(0)
-    results = {}
+    results: dict[str, float] = {}
     T, d = 1024, 64
     Q, K, V = (rng.standard_normal((T, d)) for _ in range(3))
     if ns3 is not None:
@@ -69,7 +72,7 @@ def attention_kernels(repeats=5):
     return results
 
 
-def notebook_times(repeats=1, skip=()):
+def notebook_times(repeats: int = 1, skip: Collection[str] = ()) -> dict[str, float]:
     """Seconds to run each solution notebook (but those in ``skip``) top to bottom from a fresh
     kernel, against its budget (:func:`notebook_budget`)."""
     return {assignment.name: statistics.median(notebook_run(assignment.solution)

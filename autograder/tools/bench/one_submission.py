@@ -1,5 +1,7 @@
 """Section 3: one submission graded alone, by the command line and in-process, against the same
 notebook run from a fresh kernel; and what skipping the demonstration cells gains."""
+from __future__ import annotations
+
 import dataclasses
 import json
 import statistics
@@ -11,22 +13,22 @@ from pathlib import Path
 
 from .. import demo
 from ...engine import grade
-from .arithmetic import per_submission, read_records, stage_medians
+from .arithmetic import Latency, Stages, per_submission, read_records, stage_medians
 from .measuring import notebook_run, timed
 from .synthetic import assignments, course, make_distinct
 
 
-def latency(root, repeats=2):
+def latency(root: str | Path, repeats: int = 2) -> Latency:
     """assignment -> medians of: one reference submission graded by the command line (a new
     process) and by grade_notebook in-process, ``repeats`` times each; and, once each, the
     solution notebook from a fresh kernel and the in-process grading with every cell run
     (``demonstrations="run"``), side by side with the grading that skips the demonstrations."""
-    out = {}
+    out: Latency = {}
     folder = Path(tempfile.mkdtemp(prefix="latency-", dir=root))
     for name in assignments():
         assignment = course().assignment(name)
-        runs = {"command": [], "in-process": []}
-        stages = []
+        runs: dict[str, list[float]] = {"command": [], "in-process": []}
+        stages: list[Stages] = []
         for repeat in range(repeats):
             notebook = make_distinct(demo.answer_notebook(assignment, demo.Plan("reference")),
                                      f"latency-{repeat}")

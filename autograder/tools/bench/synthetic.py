@@ -1,10 +1,14 @@
 """The class the bench grades: the demo's mix of answers for every assignment measured (or those
 chosen with ``--assignments``), each submission made distinct by a comment of its own, and the
 notebooks' run-time budgets."""
+from __future__ import annotations
+
 import copy
 import json
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from .. import demo
 from ...course import folders, instructor
@@ -33,24 +37,24 @@ def course() -> Course:
     return folders.current_course()
 
 
-def assignments():
+def assignments() -> list[str]:
     """The names of the assignments measured: every one of the course, in its order, or those
     chosen with ``--assignments``."""
     names = [a.name for a in course().assignments()]
     return names if _selected is None else [a for a in names if a in _selected]
 
 
-def light_assignments():
+def light_assignments() -> list[str]:
     """The capacity curve's assignments (:data:`LIGHT_ASSIGNMENTS`) that the course has."""
     known = {a.name for a in course().assignments()}
     return [a for a in LIGHT_ASSIGNMENTS if a in known]
 
 
-def notebook_budget(name):
+def notebook_budget(name: str) -> float:
     return NOTEBOOK_BUDGETS.get(name, NOTEBOOK_BUDGET)
 
 
-def make_distinct(notebook, tag):
+def make_distinct(notebook: dict[str, Any], tag: str) -> dict[str, Any]:
     """A copy of ``notebook`` whose first answer cell starts with a comment naming ``tag``: other
     bytes, the same behaviour and score (a comment line changes neither what runs nor a cell's
     last expression)."""
@@ -67,7 +71,8 @@ def make_distinct(notebook, tag):
     raise ValueError("the notebook has no answer cell to vary")
 
 
-def class_notebooks(size_per_assignment, distinct=True, names=None):
+def class_notebooks(size_per_assignment: int, distinct: bool = True,
+                    names: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
     """[(learner, assignment, notebook dict)]: the demo's mix of reference answers, mistakes,
     alternatives, blanks and cheats, ``size_per_assignment`` learners per assignment measured (or
     of ``names``), each submission made distinct (``distinct``) or left as the demo writes it
@@ -75,7 +80,8 @@ def class_notebooks(size_per_assignment, distinct=True, names=None):
     here = course()
     names = assignments() if names is None else names
     plans = demo.sample_class(size_per_assignment, here, names)
-    made, out = {}, []
+    made: dict[tuple[str, str], dict[str, Any]] = {}  # (assignment, plan) -> its notebook
+    out: list[tuple[str, str, dict[str, Any]]] = []
     for assignment in names:
         for learner, per in plans.items():
             key = (assignment, per[assignment].describe())
@@ -88,9 +94,9 @@ def class_notebooks(size_per_assignment, distinct=True, names=None):
     return out
 
 
-def synthetic_class(state, per_assignment, distinct=True):
+def synthetic_class(state: Path, per_assignment: int, distinct: bool = True) -> list[Path]:
     """Write the class into ``state/submitted/<learner>/<assignment>/``; return the paths."""
-    paths = []
+    paths: list[Path] = []
     for learner, assignment, notebook in class_notebooks(per_assignment, distinct):
         path = state / "submitted" / learner / assignment / course().assignment(
             assignment).release.name
@@ -100,7 +106,8 @@ def synthetic_class(state, per_assignment, distinct=True):
     return paths
 
 
-def _fresh_state(root, per_assignment, distinct=True):
+def _fresh_state(root: str | Path, per_assignment: int,
+                 distinct: bool = True) -> tuple[Path, list[Path]]:
     state = Path(tempfile.mkdtemp(prefix="state-", dir=root))
     for assignment in assignments():
         instructor.nbgrader("generate_assignment", assignment, "--force",
@@ -109,5 +116,5 @@ def _fresh_state(root, per_assignment, distinct=True):
     return state, synthetic_class(state, per_assignment, distinct)
 
 
-def distinct_count(paths):
+def distinct_count(paths: Iterable[str | Path]) -> int:
     return len({Path(p).read_bytes() for p in paths})

@@ -1,12 +1,16 @@
 """Printing: the bench's measurements as markdown tables, the goals beside them."""
-from .arithmetic import (CLASS_SIZE, GOALS, STAGE_NAMES, STAGES, building_per_notebook,
-                         markdown_table, recording_per_notebook, server_minutes, stage_medians,
-                         verdict, writer_per_learner)
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .arithmetic import (CLASS_SIZE, GOALS, STAGE_NAMES, STAGES, CapacityRow, Comparison, Latency,
+                         building_per_notebook, markdown_table, recording_per_notebook,
+                         server_minutes, stage_medians, verdict, writer_per_learner)
 
 
-def comparison_table(c):
+def comparison_table(c: Comparison) -> str:
     n = c["count"]
-    rows = []
+    rows: list[list[str]] = []
     for name, seconds in (("stock nbgrader autograde (distinct submissions)", c["stock"]),
                           ("this grader, until its last grade (recording beside it)",
                            c["grading"]),
@@ -16,13 +20,13 @@ def comparison_table(c):
     return markdown_table(["grader", "seconds", "submissions/min", "vs stock"], rows)
 
 
-def speed_up(stock, full):
+def speed_up(stock: float, full: float) -> list[str]:
     """This grader + recording against stock: [the ratio as printed, its verdict at the goal]."""
     ratio = stock / full
     return [f"{ratio:.2f}x", verdict(ratio, GOALS["speed-up"], at_least=True)]
 
 
-def assignment_table(c):
+def assignment_table(c: Comparison) -> str:
     """One row per assignment: stock against this grader + recording, and the class in all."""
     rows = [[name, m["count"], f"{m['stock']:.1f}", f"{m['full']:.1f}",
              *speed_up(m["stock"], m["full"])] for name, m in c["each"].items()]
@@ -32,7 +36,7 @@ def assignment_table(c):
                            "ratio", f">= {GOALS['speed-up']:g}x"], rows)
 
 
-def duplicates_line(c):
+def duplicates_line(c: Comparison) -> str:
     if not c.get("duplicates"):
         return ("Identical submissions: none in this class (the demo's mix first repeats itself "
                 "at an assignment's 5th learner, a second reference answer), so the content "
@@ -44,10 +48,10 @@ def duplicates_line(c):
             f"ones, {gain:.2f}x from the content cache (not counted above).")
 
 
-def stage_table(c, stock_per_submission):
+def stage_table(c: Comparison, stock_per_submission: float) -> str:
     medians = stage_medians(c["submissions"])
     total = medians.get("total", (float("nan"), 0))[0]
-    rows = []
+    rows: list[list[object]] = []
     for stage in (*STAGES, "other", "total"):
         if stage in medians:
             seconds, count = medians[stage]
@@ -81,8 +85,8 @@ def stage_table(c, stock_per_submission):
     return markdown_table(["stage (per submission)", "median s", "of total", "n"], rows)
 
 
-def latency_table(lat):
-    rows = []
+def latency_table(lat: Latency) -> str:
+    rows: list[list[str]] = []
     for assignment, m in lat.items():
         stages = m["stages"]
         start = stages.get("start", (float("nan"), 0))[0]
@@ -97,7 +101,7 @@ def latency_table(lat):
                            "every cell run s", "skipping gains"], rows)
 
 
-def capacity_table(rows):
+def capacity_table(rows: Sequence[CapacityRow]) -> str:
     return markdown_table(
         ["submissions", "jobs", "seconds", "submissions/min", "peak MiB per worker",
          "peak MiB all", "same scores"],
@@ -106,8 +110,8 @@ def capacity_table(rows):
          for r in rows])
 
 
-def goal_table(c, lat, cap):
-    rows = []
+def goal_table(c: Comparison | None, lat: Latency | None, cap: list[CapacityRow] | None) -> str:
+    rows: list[list[str]] = []
     if c:
         compared = [(name, m["stock"], m["full"]) for name, m in c.get("each", {}).items()]
         for name, stock, full in compared + [("the class in all", c["stock"], c["full"])]:
