@@ -66,7 +66,7 @@ def course_folder(tmp_path):
     own: no engine code in it."""
     root = tmp_path / "course"
     for relative in ("pyproject.toml", "nbgrader_config.py", "requirements.lock",
-                     "suites/conftest.py"):
+                     "suites/conftest.py", "suites/attention_kit.py"):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / relative, root / relative)
     for folder in (COURSE.solutions, COURSE.release, COURSE.suites):

@@ -39,10 +39,13 @@ def suite_module(assignment):
     """An assignment's hidden suite, imported as a module (for the project's tests of its trusted
     helpers)."""
     import importlib.util
+
+    from autograder.engine import suite
     path = next(COURSE.assignment(assignment).suite.glob("test_*.py"))
     spec = importlib.util.spec_from_file_location(f"suite_{assignment.replace('-', '_')}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with suite.importable(COURSE.suites_folder):  # what the course's suites share, as grading does
+        spec.loader.exec_module(module)
     return module
 
 
