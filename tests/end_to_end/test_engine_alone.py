@@ -9,7 +9,6 @@ listed there is not read), which the test checks: ``helpers`` cannot be imported
 """
 import json
 import shutil
-import site
 import subprocess
 import sys
 import zipfile
@@ -19,7 +18,7 @@ import pytest
 
 from autograder.engine import catalogue
 from autograder.engine.assignment import Course
-from support import REPO, sandbox_mode, write_notebook
+from support import REPO, environment_with_wheel, sandbox_mode, write_notebook
 
 pytestmark = pytest.mark.slow
 
@@ -37,17 +36,7 @@ def engine(tmp_path_factory):
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     [wheel] = (top / "dist").glob("autograder_engine-*.whl")
-    env = top / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True,
-                   capture_output=True, timeout=300)
-    python = env / "bin" / "python"
-    packages = Path(subprocess.run([str(python), "-c", "import sysconfig; "
-                                    "print(sysconfig.get_path('purelib'))"], check=True,
-                                   capture_output=True, text=True).stdout.strip())
-    (packages / "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-                    "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True,
-                   timeout=600)
+    python, _ = environment_with_wheel(top, wheel)
     return python, wheel
 
 

@@ -12,7 +12,6 @@ releases and the suites through the course root nbgrader gives it, never next to
 """
 import json
 import shutil
-import site
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.engine import catalogue
-from support import COURSE, REPO, sandbox_mode, write_notebook
+from support import COURSE, REPO, environment_with_wheel, sandbox_mode, write_notebook
 
 pytestmark = pytest.mark.slow
 
@@ -43,21 +42,8 @@ def installed(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                     "--no-build-isolation", "--wheel-dir", str(top / "wheel"), str(source)],
                    check=True, capture_output=True, timeout=600)
-    env = top / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True,
-                   capture_output=True, timeout=300)
-    python = env / "bin" / "python"
-    packages = Path(subprocess.run([str(python), "-c", "import sysconfig; "
-                                    "print(sysconfig.get_path('purelib'))"], check=True,
-                                   capture_output=True, text=True).stdout.strip())
-    # The dependencies (numpy, nbgrader, ...) are this environment's; its .pth files, among them
-    # the editable install of this checkout, are not read from a path listed here.
-    (packages / "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     [wheel] = (top / "wheel").glob("*.whl")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-                    "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True,
-                   timeout=600)
-    return python, packages
+    return environment_with_wheel(top, wheel)
 
 
 @pytest.fixture

@@ -35,6 +35,26 @@ def execute(notebook, folder, timeout=600):
     return notebook
 
 
+def environment_with_wheel(top, wheel):
+    """``(python, site-packages)`` of a fresh virtual environment in ``top/env`` holding ``wheel``
+    alone, its dependencies (numpy, nbgrader, ...) read from this environment's site-packages
+    through a path file: this environment's own .pth files, among them the editable install of
+    this checkout, are not read from a path listed there."""
+    import site
+    env = Path(top) / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True,
+                   capture_output=True, timeout=300)
+    python = env / "bin" / "python"
+    packages = Path(subprocess.run([str(python), "-c", "import sysconfig; "
+                                    "print(sysconfig.get_path('purelib'))"], check=True,
+                                   capture_output=True, text=True).stdout.strip())
+    (packages / "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+                    "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True,
+                   timeout=600)
+    return python, packages
+
+
 def suite_module(assignment):
     """An assignment's hidden suite, imported as a module (for the project's tests of its trusted
     helpers)."""
