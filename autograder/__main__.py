@@ -2,7 +2,7 @@
 
     python -m autograder grade NOTEBOOK... [--assignment ID] [--json FILE|-] [--gradescope FILE]
                                           [--csv FILE] [--jobs N] [--state DIR] [settings]
-    python -m autograder autograde ASSIGNMENT [--jobs N] [--student ID]... [settings]
+    python -m autograder autograde ASSIGNMENT... [--jobs N] [--student ID]... [settings]
     python -m autograder release [ASSIGNMENT...]
     python -m autograder demo
     python -m autograder gradescope ASSIGNMENT [-o autograder.zip] [--visibility V]
@@ -63,9 +63,10 @@ def main(argv: list[str] | None = None) -> int:
                             "instructor notebooks with nbgrader")
     r.add_argument("assignments", nargs="*")
 
-    a = command("autograde", jobs, help="grade all submissions of an assignment in "
-                            "parallel and record them in the nbgrader gradebook")
-    a.add_argument("assignment")
+    a = command("autograde", jobs, help="grade all submissions of one or more assignments in "
+                            "parallel and record them in the nbgrader gradebook (one pool of "
+                            "workers and one recording process for them all)")
+    a.add_argument("assignments", nargs="+", metavar="ASSIGNMENT")
     a.add_argument("--student", action="append", help="only these students (repeatable)")
     a.add_argument("--lock-wait", type=float, default=120.0, metavar="SECONDS",
                    help="how long recording waits for a gradebook that another program (the "
@@ -152,10 +153,10 @@ def autograde_command(args: argparse.Namespace, course: Course) -> int:
     from .course.instructor import GradebookBusy, RecordingFailed, autograde, refusals
     from .engine.batch import HostFaults
     from .engine.atomic import StateFull
-    assignment = course.assignment(args.assignment)
+    assignments = [course.assignment(name) for name in dict.fromkeys(args.assignments)]
     faulted: HostFaults | None = None
     try:
-        results = autograde(assignment, args.jobs, students=args.student,
+        results = autograde(assignments, args.jobs, students=args.student,
                             options=options.from_arguments(args), lock_wait=args.lock_wait)
     except HostFaults as error:  # the others were graded and recorded
         faulted, results = error, error.results
@@ -168,14 +169,16 @@ def autograde_command(args: argparse.Namespace, course: Course) -> int:
         print(f"error: recording in the gradebook failed: {error}", file=sys.stderr)
         return 5
     finally:
-        refused = refusals(assignment, students=args.student)
+        refused = [(f"{assignment.name}: " if len(assignments) > 1 else "") + line
+                   for assignment in assignments
+                   for line in refusals(assignment, students=args.student)]
         if refused:
             print("refused, not graded (the name is not a valid id, or the files do not "
                   "belong to the learner's account, or the timestamp is wrong; see "
                   "docs/jupyterhub.md):")
             print("\n".join(f"  {line}" for line in refused))
-    print(f"graded {len(results)} submissions of {args.assignment}; see `nbgrader formgrader` "
-          f"or `nbgrader export`")
+    print(f"graded {len(results)} submissions of {', '.join(a.name for a in assignments)}; "
+          f"see `nbgrader formgrader` or `nbgrader export`")
     flagged = flag_lines(results)
     if flagged:
         print("flagged for review (code that patches modules or names the grader's agent):")

@@ -11,13 +11,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from . import identity
 from .folders import STATE_VARIABLE, cache_dir, gradebook_path, state_dir
-from .recorder import Recorder, RecorderStopped
+from .recorder import Recorder, RecorderStopped, Submission
 from ..engine import batch
-from ..engine.assignment import Assignment
+from ..engine.assignment import Assignment, Course
 from ..engine.atomic import write_atomically
 from ..engine.options import Options, config_arguments
 from ..engine.result import Result
@@ -122,43 +122,54 @@ def refusals(assignment: Assignment, state: str | Path | None = None,
 LOCK_WAIT = 120.0  # seconds recording waits for a gradebook another program is writing
 
 
-def _learner(path: str | Path) -> str:
-    """The learner a submitted notebook is from: submitted/<learner>/<assignment>/<notebook>."""
-    return Path(path).parent.parent.name
+def _submission(path: str | Path) -> Submission:
+    """The assignment and learner of a submitted notebook: submitted/<learner>/<assignment>/<notebook>."""
+    return Path(path).parent.name, Path(path).parent.parent.name
 
 
-def autograde(assignment: Assignment, jobs: int | None = None, state: str | Path | None = None,
-              progress: bool = True, students: list[str] | None = None,
-              options: Options | None = None, lock_wait: float = LOCK_WAIT,
+def autograde(assignments: Assignment | Sequence[Assignment], jobs: int | None = None,
+              state: str | Path | None = None, progress: bool = True,
+              students: list[str] | None = None, options: Options | None = None,
+              lock_wait: float = LOCK_WAIT,
               recorded: Callable[[Recording], None] | None = None) -> list[Result]:
-    """Grade every submission of ``assignment`` in parallel and record each grade in the
-    gradebook as soon as it is known (:class:`Recording`: nbgrader's own autograde converter, in
-    one process started before grading, which finds each result in the cache). Returns the
-    results of the grading. ``recorded(recording)`` is called once the recording has ended (its
-    process's CPU time and what it added after grading: ``make bench`` reads them).
+    """Grade every submission of ``assignments`` (one, or several of one course) in parallel
+    and record each grade in the gradebook as soon as it is known (:class:`Recording`: nbgrader's
+    own autograde converter, in one process started before grading, which finds each result in
+    the cache). However many assignments, the command starts one pool of grading workers and one
+    recording process: their start is paid once. Returns the results of the grading, assignment
+    by assignment. ``recorded(recording)`` is called once the recording has ended (its process's
+    CPU time and what it added after grading: ``make bench`` reads them).
 
     A learner whose kernel could not be started here gets no grade: once the others are recorded,
     :class:`~autograder.engine.batch.HostFaults` is raised, naming them.
 
     Crash-only: killed at any moment, the same command resumes. Grading resumes from the cache;
     recording redoes every submission not marked as recorded."""
+    chosen = [assignments] if isinstance(assignments, Assignment) else list(assignments)
+    if not chosen:
+        return []
     options = options or Options()
-    state = Path(state or state_dir(assignment.course.root))
-    submitted, notes, _ = submissions(assignment, state, students)
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    with Recording(assignment, [_learner(p) for p in submitted], options, state,
-                   lock_wait, builders=jobs) as recording:
+    state = Path(state or state_dir(chosen[0].course.root))
+    submitted: list[Path] = []
+    of: list[Assignment] = []
+    for assignment in chosen:
+        found, notes, _ = submissions(assignment, state, students)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        submitted += found
+        of += [assignment] * len(found)
+    with Recording([(a.name, _submission(p)[1]) for a, p in zip(of, submitted)],
+                   chosen[0].course, options, state, lock_wait, builders=jobs) as recording:
         faulted: batch.HostFaults | None = None
         try:
-            results = batch.grade_many(submitted, assignment, options, jobs=jobs,
+            results = batch.grade_many(submitted, of, options, jobs=jobs,
                                        state=cache_dir(state), progress=progress,
                                        root=state / "submitted",
-                                       on_result=lambda path, _: recording.add(_learner(path)))
+                                       on_result=lambda path, _: recording.add(*_submission(path)))
         except batch.HostFaults as error:  # those not graded are not recorded; the rest are
             faulted, results = error, error.results
             for path, _ in error.faults:
-                recording.drop(_learner(path))
+                recording.drop(*_submission(path))
         recording.finish()
     if recorded is not None:
         recorded(recording)
@@ -184,118 +195,139 @@ def record(assignment: Assignment, students: list[str], options: Options, state:
            jobs: int | None = None) -> None:
     """Record ``students``' cached results of ``assignment`` in the gradebook, now (``recorded``:
     as for :func:`autograde`; ``jobs`` building workers, one per core by default)."""
-    with Recording(assignment, students, options, state, lock_wait,
-                   builders=jobs) as recording:
+    with Recording([(assignment.name, student) for student in students], assignment.course,
+                   options,
+                   state, lock_wait, builders=jobs) as recording:
         recording.finish()
     if recorded is not None:
         recorded(recording)
 
 
+def _named(submission: Submission) -> str:
+    """A submission as the instructor reads it in a message: ``learner (assignment)``."""
+    assignment, student = submission
+    return f"{student} ({assignment})"
+
+
 class Recording:
-    """Recording learners' grades of one assignment while (or after) they are graded.
+    """Recording learners' grades, of one assignment or several, while (or after) they are graded.
 
     nbgrader skips a learner whose autograded folder exists, and a run killed half-way through a
-    learner leaves that folder behind, incomplete. So a learner counts as recorded only once
-    nbgrader's converter has *returned* with their notebook in place: a mark in
-    ``state/recorded/`` then names the exact submission recorded. On entry, every other learner's
-    autograded folder is removed, to be recorded again (recording the same result twice writes
-    the same rows). :meth:`add` hands a learner to the recording process as soon as their result
-    is in the cache; :meth:`finish` waits for the rest. A locked gradebook puts recording aside
-    until grading is done, then is waited for, up to ``lock_wait`` seconds, then named.
+    learner leaves that folder behind, incomplete. So a submission counts as recorded only once
+    nbgrader's converter has *returned* with its notebook in place: a mark in
+    ``state/recorded/<assignment>/`` then names the exact submission recorded. On entry, every
+    other submission's autograded folder is removed, to be recorded again (recording the same
+    result twice writes the same rows). :meth:`add` hands a submission to the recording process
+    as soon as its result is in the cache; :meth:`finish` waits for the rest. A locked gradebook
+    puts recording aside until grading is done, then is waited for, up to ``lock_wait`` seconds,
+    then named.
 
-    The recording process grades with ``options``, all of them (the cache key holds every
-    setting that can change a result), so it finds every result the grading kept. It builds
+    One recording process records every assignment given (``(assignment id, learner id)``
+    pairs, of ``course``'s course). It grades with ``options``, all of them (the cache key holds
+    every setting that can change a result), so it finds every result the grading kept. It builds
     autograded folders with ``builders`` workers (one per core by default) and writes rows in one
     writer; ``built`` and ``written`` add up the workers' CPU seconds and the writer's seconds;
-    ``peaks`` holds, for each learner recorded, the peak memory (MiB) of the writer and of the
-    worker that built their folder so far, whichever is larger."""
+    ``peaks`` holds, for each submission recorded (``assignment/learner``), the peak memory (MiB)
+    of the writer and of the worker that built its folder so far, whichever is larger."""
 
-    def __init__(self, assignment: Assignment, students: list[str], options: Options,
+    def __init__(self, submissions: Sequence[Submission], course: Course, options: Options,
                  state: str | Path, lock_wait: float = LOCK_WAIT,
                  builders: int | None = None) -> None:
-        problem = identity.id_problem(assignment.name, "assignment id")
-        if problem:
-            raise ValueError(problem)
-        self.assignment, self.state, self.lock_wait = assignment.name, Path(state), lock_wait
-        self.name = assignment.release.stem
-        self.marks = self.state / "recorded" / assignment.name
+        self.state, self.lock_wait = Path(state), lock_wait
+        self.names: dict[str, str] = {}  # assignment id -> its notebook's name, without .ipynb
+        for assignment in sorted({a for a, _ in submissions}):
+            problem = identity.id_problem(assignment, "assignment id")
+            if problem:
+                raise ValueError(problem)
+            self.names[assignment] = course.assignment(assignment).release.stem
         # a name that is not a valid id is never recorded: it is named at the end, the rest
         # of the class is recorded
-        problems = {student: identity.id_problem(student) for student in set(students)}
-        self.refused = sorted(problem for problem in problems.values() if problem)
-        self.pending = self._unrecorded(sorted(s for s, problem in problems.items() if not problem))
-        self.sent: set[str] = set()
-        self.deferred: list[str] = []
-        self.failures: list[tuple[str, str]] = []
+        problems = {submission: identity.id_problem(submission[1])
+                    for submission in set(submissions)}
+        self.refused = sorted({problem for problem in problems.values() if problem})
+        self.pending = self._unrecorded(sorted(s for s, problem in problems.items()
+                                               if not problem))
+        self.sent: set[Submission] = set()
+        self.deferred: list[Submission] = []
+        self.failures: list[tuple[Submission, str]] = []
         self.stopped: str | None = None  # why the recording process is gone, if it is
         self.recorder: Recorder | None = None
         self.waited = 0.0  # seconds finish() took: what recording added after grading
         self.built = self.written = 0.0
         self.peaks: dict[str, float] = {}
         if self.pending:
-            self.recorder = Recorder(assignment.name,
-                                     config_arguments(options, "HiddenSuiteGrading"),
-                                     cwd=assignment.course.root, env=nbgrader_env(self.state),
+            self.recorder = Recorder(config_arguments(options, "HiddenSuiteGrading"),
+                                     cwd=course.root, env=nbgrader_env(self.state),
                                      builders=(os.cpu_count() or 1) if builders is None else builders)
 
-    def _unrecorded(self, students: list[str]) -> list[str]:
+    def _mark(self, submission: Submission) -> Path:
+        assignment, student = submission
+        return self.state / "recorded" / assignment / f"{student}.json"
+
+    def _unrecorded(self, submissions: list[Submission]) -> list[Submission]:
         pending = []
-        for student in students:
-            mark = self.marks / f"{student}.json"
-            if _read_mark(mark) == submission_stamp(self.state, student, self.assignment) and \
-                    self._in_place(student):
+        for submission in submissions:
+            assignment, student = submission
+            mark = self._mark(submission)
+            if _read_mark(mark) == submission_stamp(self.state, student, assignment) and \
+                    self._in_place(submission):
                 continue
             mark.unlink(missing_ok=True)
-            folder = autograded_folder(self.state, student, self.assignment)
+            folder = autograded_folder(self.state, student, assignment)
             if folder.exists():
                 shutil.rmtree(folder)
-            pending.append(student)
+            pending.append(submission)
         return pending
 
-    def _in_place(self, student: str) -> bool:
-        """Whether ``student``'s autograded notebook is where nbgrader writes it."""
-        return (autograded_folder(self.state, student, self.assignment)
-                / f"{self.name}.ipynb").is_file()
+    def _in_place(self, submission: Submission) -> bool:
+        """Whether the submission's autograded notebook is where nbgrader writes it."""
+        assignment, student = submission
+        return (autograded_folder(self.state, student, assignment)
+                / f"{self.names[assignment]}.ipynb").is_file()
 
-    def add(self, student: str) -> None:
-        """Record ``student`` (whose result is in the cache) as soon as the gradebook allows.
-        Never raises for the recording's sake: grading goes on, :meth:`finish` reports."""
-        if student not in self.pending or student in self.sent or self.stopped:
+    def add(self, assignment: str, student: str) -> None:
+        """Record ``student``'s submission of ``assignment`` (whose result is in the cache) as
+        soon as the gradebook allows. Never raises for the recording's sake: grading goes on,
+        :meth:`finish` reports."""
+        submission = (assignment, student)
+        if submission not in self.pending or submission in self.sent or self.stopped:
             return
-        self.sent.add(student)
+        self.sent.add(submission)
         if self.deferred:  # the gradebook was found locked: the rest waits for the end
-            self.deferred.append(student)
+            self.deferred.append(submission)
             return
         try:
             recorder = self._running()
-            recorder.send(student)
+            recorder.send(*submission)
             while not recorder.replies.empty() and recorder.outstanding:
                 self._take(recorder.reply())
         except RecorderStopped as stopped:
             self.stopped = str(stopped)
 
     def _take(self, reply: dict[str, Any]) -> None:
-        student = reply["student"]
+        submission = (reply["assignment"], reply["student"])
         self.built += reply.get("build", 0.0)
         self.written += reply.get("rows", 0.0)
-        self.peaks[student] = reply.get("peak", 0.0)
+        self.peaks["/".join(submission)] = reply.get("peak", 0.0)
         if reply["status"] == "recorded":
-            if self._in_place(student):
-                write_atomically(self.marks / f"{student}.json",
-                                 json.dumps(submission_stamp(self.state, student, self.assignment)))
+            if self._in_place(submission):
+                assignment, student = submission
+                write_atomically(self._mark(submission),
+                                 json.dumps(submission_stamp(self.state, student, assignment)))
         elif reply["locked"]:
-            self.deferred.append(student)
+            self.deferred.append(submission)
         else:
-            self.failures.append((student, reply["log"]))
+            self.failures.append((submission, reply["log"]))
 
-    def drop(self, student: str) -> None:
-        """Leave ``student`` out: they were not graded (their kernel could not be started), so
-        nothing is recorded for them, nor graded by the recording process in grading's place."""
-        if student not in self.sent:
-            self.pending = [s for s in self.pending if s != student]
+    def drop(self, assignment: str, student: str) -> None:
+        """Leave out ``student``'s submission of ``assignment``: it was not graded (the kernel
+        could not be started), so nothing is recorded for it, nor graded by the recording
+        process in grading's place."""
+        if (assignment, student) not in self.sent:
+            self.pending = [s for s in self.pending if s != (assignment, student)]
 
     def finish(self) -> None:
-        """Return once every learner given is recorded; raise GradebookBusy if the gradebook
+        """Return once every submission given is recorded; raise GradebookBusy if the gradebook
         stays locked past the wait, RecordingFailed naming the learners nbgrader failed on or
         whose names are not valid ids (or the recording process's end)."""
         if self.recorder is None:
@@ -309,8 +341,8 @@ class Recording:
             self.waited = time.monotonic() - started
 
     def _finish(self) -> None:
-        for student in self.pending:
-            self.add(student)  # those grading did not report (none, normally)
+        for submission in self.pending:
+            self.add(*submission)  # those grading did not report (none, normally)
         try:
             self._drain()
         except RecorderStopped as stopped:
@@ -322,22 +354,25 @@ class Recording:
         while self.deferred:
             wait_for_gradebook(self.state, deadline)
             retry, self.deferred = self.deferred, []
-            for student in retry:
-                self._running().send(student)
+            for submission in retry:
+                self._running().send(*submission)
             self._drain()
             if self.deferred:
                 if time.monotonic() + pause > deadline:
                     raise GradebookBusy(busy_message(self.state, self.lock_wait))
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
-        problems = [f"nbgrader autograde {self.assignment} failed for "
-                    + ", ".join(s for s, _ in self.failures) + ":\n"
-                    + "\n".join(log for _, log in self.failures)[-4000:]] if self.failures else []
+        problems = []
+        for assignment in sorted({a for (a, _), _ in self.failures}):
+            failed = [(s, log) for (a, s), log in self.failures if a == assignment]
+            problems.append(f"nbgrader autograde {assignment} failed for "
+                            + ", ".join(s for s, _ in failed) + ":\n"
+                            + "\n".join(log for _, log in failed)[-4000:])
         if problems or self.refused:
             raise RecordingFailed("\n".join(problems + [f"not recorded: {r}" for r in self.refused]))
 
     def _running(self) -> Recorder:
-        """The recording process, which exists whenever a student is pending."""
+        """The recording process, which exists whenever a submission is pending."""
         if self.recorder is None:
             raise RecorderStopped("no recording process: nothing was pending")
         return self.recorder

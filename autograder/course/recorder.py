@@ -7,9 +7,9 @@ the submission's timestamp and late penalty, everything the formgrader, ``genera
 ``export`` read. That is nbgrader's own ``Autograde`` converter, with this course's grading step
 (:class:`autograder.course.nbgrader_plugin.HiddenSuiteGrading`), which finds every result in the cache.
 
-A :class:`Recorder` is one such nbgrader process for a whole command, started before grading:
-its imports and start overlap the grading, and it records each learner as soon as their result is
-known. The process runs nbgrader's command line once (configuration, course folder, the
+A :class:`Recorder` is one such nbgrader process for a whole command, however many assignments
+it grades, started before grading: its imports and start overlap the grading, are paid once, and
+it records each learner's submission of each assignment as soon as their result is known. The process runs nbgrader's command line once (configuration, course folder, the
 launcher's savings of :mod:`autograder.course.nbgrader_launch`), then forks its building workers, which
 share those imports. A worker builds a learner's autograded folder (nbgrader's converter without
 its gradebook writes, :mod:`autograder.course.autograded`); the process itself, the gradebook's
@@ -21,8 +21,9 @@ workers (or for a learner a worker failed on), the writer runs the whole convert
 Crash-only, like the rest: a learner is marked as recorded (by the caller) only after the
 writer has returned for them. The process and its workers die with the command that started it.
 
-Protocol (trusted: both ends are the grader): learner ids, one per line, on the process's stdin;
-one JSON reply per learner, ``{"student", "status": "recorded"|"failed", "locked", "log",
+Protocol (trusted: both ends are the grader): an assignment id and a learner id, a tab between
+them, one submission per line, on the process's stdin; one JSON reply per submission,
+``{"assignment", "student", "status": "recorded"|"failed", "locked", "log",
 "build", "rows", "peak"}`` (a worker's CPU seconds building, the writer's seconds, the peak memory
 in MiB so far of the writer and of the worker that built the learner's folder, whichever is
 larger), on a pipe of its own (nbgrader's logging owns stdout and stderr).
@@ -81,18 +82,20 @@ class RecorderStopped(RuntimeError):
     """The recording process is gone (killed, or it failed outside any learner)."""
 
 
-class Recorder:
-    """One nbgrader process recording ``assignment`` for the learners it is given."""
+Submission = tuple[str, str]  # (assignment id, learner id)
 
-    def __init__(self, assignment: str, arguments: Iterable[str] = (),
+
+class Recorder:
+    """One nbgrader process recording the submissions it is given, of any assignment."""
+
+    def __init__(self, arguments: Iterable[str] = (),
                  env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
                  builders: int = 0) -> None:
-        self.assignment = assignment
         self.log = tempfile.TemporaryFile(mode="w+", prefix="attention-recorder-")
         replies_r, replies_w = os.pipe()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "autograder.course.recorder", str(replies_w), str(builders),
-             assignment, *arguments],
+             *arguments],
             stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, text=True,
             pass_fds=(replies_w,), env=env, cwd=cwd, preexec_fn=_start)
         os.close(replies_w)
@@ -113,24 +116,25 @@ class Recorder:
             self.process.kill()  # not a reply of ours: stop it, and say so below
         self.replies.put(None)  # the process has closed its end: it exited
 
-    def send(self, student: str) -> None:
-        """Ask for ``student`` to be recorded (returns at once). A name that is not a valid
-        id (:func:`autograder.course.identity.id_problem`) raises ValueError: the protocol is one id a
-        line, and nbgrader makes a gradebook key of it."""
-        problem = identity.id_problem(student)
+    def send(self, assignment: str, student: str) -> None:
+        """Ask for ``student``'s submission of ``assignment`` to be recorded (returns at once).
+        A name that is not a valid id (:func:`autograder.course.identity.id_problem`) raises
+        ValueError: the protocol is two ids a line, and nbgrader makes gradebook keys of them."""
+        problem = (identity.id_problem(assignment, "assignment id")
+                   or identity.id_problem(student))
         if problem:
             raise ValueError(problem)
         stdin = self.process.stdin
         assert stdin is not None  # the process is started with stdin=PIPE
         try:
-            stdin.write(student + "\n")
+            stdin.write(f"{assignment}\t{student}\n")
             stdin.flush()
         except (BrokenPipeError, ValueError):
             raise self._stopped() from None
         self.outstanding += 1
 
     def _stopped(self) -> RecorderStopped:
-        return RecorderStopped(f"the recording process of {self.assignment} stopped (exit "
+        return RecorderStopped(f"the recording process stopped (exit "
                                f"{self.process.wait()}); its last words:\n{self.output()}")
 
     def reply(self) -> dict[str, Any]:
@@ -199,12 +203,16 @@ class Built(TypedDict):
     peak: float   # MiB
 
 
-def _build_here(student: str) -> Built:
-    """Build ``student``'s autograded folder (in a building worker, or in this process for the
-    first learner): ``{"student", "built", "build"}``, the CPU seconds it took."""
+def _build_here(submission: Submission) -> Built:
+    """Build a learner's autograded folder of an assignment (in a building worker, or in this
+    process for the first submission): ``{"student", "built", "build"}``, the CPU seconds it
+    took."""
     from . import autograded
+    assignment, student = submission
+    app = _WORKER["app"]
+    app.coursedir.assignment_id = assignment
     try:
-        cpu = autograded.build(_WORKER["app"], student)
+        cpu = autograded.build(app, student)
     except Exception:  # nbgrader's own failure, or ours: the writer runs the whole converter
         return {"student": student, "built": False, "build": 0.0, "peak": peak_mib()}
     return {"student": student, "built": True, "build": cpu, "peak": peak_mib()}
@@ -219,15 +227,19 @@ def _builder_start(parent: int) -> None:
     nbgrader_launch.forget_connections()
 
 
-def _record(app: AutogradeApp, tail: _Tail, student: str, built: Built | None) -> dict[str, Any]:
-    """Record ``student``: rows only if their folder is built, else the whole converter."""
+def _record(app: AutogradeApp, tail: _Tail, submission: Submission,
+            built: Built | None) -> dict[str, Any]:
+    """Record a submission: rows only if its folder is built, else the whole converter."""
     from nbgrader.converters.autograde import Autograde
     from nbgrader.converters.base import NbGraderException
 
     from . import autograded
     tail.lines = []
-    reply: dict[str, Any] = {"student": student, "status": "recorded", "locked": False, "log": "",
-             "build": built.get("build", 0.0) if built else 0.0, "rows": 0.0}
+    assignment, student = submission
+    app.coursedir.assignment_id = assignment
+    reply: dict[str, Any] = {"assignment": assignment, "student": student, "status": "recorded",
+                             "locked": False, "log": "",
+                             "build": built.get("build", 0.0) if built else 0.0, "rows": 0.0}
     try:
         if built and built["built"]:
             try:
@@ -248,10 +260,16 @@ def _record(app: AutogradeApp, tail: _Tail, student: str, built: Built | None) -
     return reply
 
 
+def _submission(line: str) -> Submission:
+    assignment, _, student = line.rstrip("\n").partition("\t")
+    return assignment, student
+
+
 def serve(replies_fd: int, argv: list[str]) -> None:
-    """Run nbgrader's autograde command line once, then record each learner read from stdin,
-    replying on ``replies_fd``: ``argv[0]`` building workers build their autograded folders
-    (:mod:`autograder.course.autograded`) and this process writes their rows, one at a time."""
+    """Run nbgrader's autograde command line once, then record each submission read from stdin
+    (``assignment<TAB>learner``), replying on ``replies_fd``: ``argv[0]`` building workers build
+    their autograded folders (:mod:`autograder.course.autograded`) and this process writes their
+    rows, one at a time."""
     nbgrader_launch.prepare()
     from nbgrader.apps.autogradeapp import AutogradeApp
     from nbgrader.converters.autograde import Autograde
@@ -260,33 +278,32 @@ def serve(replies_fd: int, argv: list[str]) -> None:
     builders, argv = int(argv[0]), argv[1:]
     app = AutogradeApp()
     app.initialize(argv)
-    if len(app.extra_args) != 1:
-        raise SystemExit("usage: python -m autograder.course.recorder FD BUILDERS ASSIGNMENT "
-                         "[nbgrader options]")
-    app.coursedir.assignment_id = app.extra_args[0]
+    if app.extra_args:
+        raise SystemExit("usage: python -m autograder.course.recorder FD BUILDERS "
+                         "[nbgrader options]; the submissions come on stdin")
     tail = _Tail()
     tail.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
     app.log.addHandler(tail)
     if builders and not autograded.splittable(Autograde(coursedir=app.coursedir, parent=app)):
         builders = 0
-    learners = (line.rstrip("\n") for line in sys.stdin)
+    submissions = (_submission(line) for line in sys.stdin)
     # learners' rows are written in the order they came, as the whole converter would write
-    # them (nbgrader's export lists learners in that order): a learner built early waits
-    # (learner, their build) in the order read; then (None, how many were read)
-    done: queue.Queue[tuple[str, concurrent.futures.Future[Built] | None] | tuple[None, int]] = \
-        queue.Queue()
+    # them (nbgrader's export lists learners in that order): a submission built early waits
+    # (submission, its build) in the order read; then (None, how many were read)
+    done: queue.Queue[tuple[Submission, concurrent.futures.Future[Built] | None]
+                      | tuple[None, int]] = queue.Queue()
     pool: concurrent.futures.ProcessPoolExecutor | None = None
     with os.fdopen(replies_fd, "w", encoding="utf-8") as replies:
-        def reply(student: str, built: Built | None) -> None:
-            replies.write(json.dumps(_record(app, tail, student, built)) + "\n")
+        def reply(submission: Submission, built: Built | None) -> None:
+            replies.write(json.dumps(_record(app, tail, submission, built)) + "\n")
             replies.flush()
 
         if builders:
             _WORKER.update(app=app)
-            first = next(learners, None)
+            first = next(submissions, None)
             if first is None:
                 return
-            # The first learner is built here: what every build computes once (the assignment's
+            # The first submission is built here: what every build computes once (the assignment's
             # version, nbformat's validator, the gradebook's compiled queries) is computed before
             # the workers are forked, and they share it. They are forked by the only thread (the
             # first submission starts them all), and die with it, which lives as long as the
@@ -299,14 +316,14 @@ def serve(replies_fd: int, argv: list[str]) -> None:
 
         def read() -> None:
             count = 0
-            for student in learners:
+            for submission in submissions:
                 count += 1
                 try:
                     if pool is None:
                         raise RuntimeError("no building workers")
-                    done.put((student, pool.submit(_build_here, student)))
+                    done.put((submission, pool.submit(_build_here, submission)))
                 except RuntimeError:  # no workers (any more): the writer builds
-                    done.put((student, None))
+                    done.put((submission, None))
             done.put((None, count))
 
         threading.Thread(target=read, daemon=True).start()
@@ -316,13 +333,13 @@ def serve(replies_fd: int, argv: list[str]) -> None:
             if item[0] is None:
                 expected = item[1]
                 continue
-            student, future = item
+            submission, future = item
             seen += 1
             try:
                 built = future.result() if future is not None else None
             except Exception:  # the worker died: this learner goes through the whole converter
                 built = None
-            reply(student, built)
+            reply(submission, built)
     if pool is not None:
         pool.shutdown(cancel_futures=True)
 

@@ -65,7 +65,8 @@ class Progress:
         self.stream.flush()
 
 
-def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
+def grade_many(paths: Sequence[str | Path],
+               assignment: Assignment | Course | Sequence[Assignment],
                options: Options | None = None, jobs: int | None = None,
                state: str | Path | None = None, progress: bool = True,
                root: str | Path | None = None,
@@ -73,8 +74,9 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
     """Grade ``paths`` (in parallel, ``jobs`` at once); return results in the same order.
 
     ``assignment`` is the assignment every notebook belongs to, or the course, in which each
-    notebook's assignment is found from its folder or name (:meth:`Course.detect`); a notebook of
-    no assignment gets a result saying so. With ``state`` (a folder), each result is kept there
+    notebook's assignment is found from its folder or name (:meth:`Course.detect`; a notebook of
+    no assignment gets a result saying so), or each notebook's own assignment, in the order of
+    ``paths``. However many assignments, the notebooks share one pool of workers. With ``state`` (a folder), each result is kept there
     as soon as it is known and a rerun grades only what is missing or changed. With ``root``, no
     folder between ``root`` and a notebook may be a link (a class's ``submitted/`` folder).
     ``on_result(path, result)`` is called as each result is known (and kept), in this process.
@@ -90,9 +92,16 @@ def grade_many(paths: Sequence[str | Path], assignment: Assignment | Course,
     lifetime.clear_leftovers(state)  # what an earlier, killed run left behind
     results: list[Result | None] = [None] * len(paths)
     todo: list[tuple[int, Job]] = []
+    if not isinstance(assignment, (Assignment, Course)) and len(assignment) != len(paths):
+        raise ValueError(f"{len(paths)} notebooks but {len(assignment)} assignments")
     for index, path in enumerate(paths):
         try:
-            found = assignment if isinstance(assignment, Assignment) else assignment.detect(path)
+            if isinstance(assignment, Assignment):
+                found = assignment
+            elif isinstance(assignment, Course):
+                found = assignment.detect(path)
+            else:
+                found = assignment[index]
         except LookupError as error:
             results[index] = Result(str(path), None, [], [str(error)])
             continue

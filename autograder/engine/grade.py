@@ -28,15 +28,19 @@ AGENT_CHECK = ("if '__autograder_call__' not in globals(): "
 PUT_IN_PLACE = "__autograder_agent__.put_in_place(%r, get_ipython().user_ns)"
 
 
-def _stage(options: Options, stage: str, started: float) -> None:
+def _stage(options: Options, stage: str, started: float, assignment: str | None = None) -> None:
     """Report a stage's seconds to ``options.timings`` (``make bench``), never to a result.
     Stages: start (sandbox, kernel, agent), execute (the notebook's cells), suite (the hidden
     suite), close (kernel shutdown), total (the whole of grade_notebook, for a notebook not found
-    in the cache). One JSON line per stage, appended, so that worker processes report too."""
+    in the cache; its line also names the assignment). One JSON line per stage, appended, so that
+    worker processes report too."""
     if options.timings:
+        record: dict[str, object] = {"stage": stage, "seconds": time.monotonic() - started,
+                                     "pid": os.getpid()}
+        if assignment is not None:
+            record["assignment"] = assignment
         with open(options.timings, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"stage": stage, "seconds": time.monotonic() - started,
-                                     "pid": os.getpid()}) + "\n")
+            handle.write(json.dumps(record) + "\n")
 
 
 class HostFault(Exception):
@@ -362,7 +366,7 @@ def grade_notebook(path: str | Path, assignment: Assignment, options: Options | 
     if problem is None and executed is not None and ran:  # the kernel started: checks ran
         result.checks = visible_checks(executed)
     kept.store(result, executed)
-    _stage(options, "total", started)
+    _stage(options, "total", started, assignment.name)
     return result, executed
 
 

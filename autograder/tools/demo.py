@@ -339,9 +339,8 @@ def run(output: str | Path | None = None, size: int = CLASS_SIZE, jobs: int | No
         raise DemoStopped(refused)
 
     say("4/6 grading in the sandbox, then recording grades with nbgrader autograde")
-    for assignment in names:
-        instructor.autograde(course.assignment(assignment), jobs=jobs, state=state,
-                             progress=not quiet)
+    instructor.autograde([course.assignment(assignment) for assignment in names], jobs=jobs,
+                         state=state, progress=not quiet)
 
     say("5/6 feedback and export")
     for assignment in names:

@@ -84,6 +84,13 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
          "each": {"00-getting-started": {"count": 5, "stock": 30.0, "full": 5.0},
                   "02-scoring": {"count": 5, "stock": 70.0, "full": 20.0}}, "cost": 2.0}
     assert bench.cost_beyond_cells(c["submissions"]) == 2.0
+    # one command's seconds divided by the workers' seconds on each assignment's submissions
+    records = [{"stage": "total", "seconds": 3.0, "pid": 1, "assignment": "a"},
+               {"stage": "execute", "seconds": 9.0, "pid": 1},
+               {"stage": "total", "seconds": 1.0, "pid": 2, "assignment": "b"},
+               {"stage": "total", "seconds": 4.0, "pid": 2, "assignment": "a"}]
+    assert bench.worker_shares(records) == {"a": 0.875, "b": 0.125}
+    assert bench.worker_shares([]) == {}
     per = cells(bench.assignment_table(c))
     assert per["00-getting-started"] == ["5", "30.0", "5.0", "6.00x", "PASS"]
     assert per["02-scoring"] == ["5", "70.0", "20.0", "3.50x", "PASS"]
@@ -101,7 +108,7 @@ def test_tables_goals_and_projection_from_synthetic_numbers():
     assert rows["recording after the last grade (wall, per submission)"] == ["0.10", "2%", "10"]
     assert rows[bench.STAGE_NAMES["execute"]] == ["2.00", "50%", "10"]
     # two recording processes of 1 s before any notebook: (5 - 2) / 10 s per notebook
-    assert rows["of which its start (wall, one process per assignment)"] == ["1.00", "", "2"]
+    assert rows["of which its start (wall, one process per command)"] == ["1.00", "", "2"]
     assert rows["of which per notebook, after the start"] == ["0.30", "8%", "10"]
     # a class of 1000 has one recording process: its start once, then 0.3 s per notebook
     assert bench.class_recording(c, 1000) == pytest.approx((1.0 + 1000 * 0.3) / 1000)
@@ -196,12 +203,14 @@ def test_the_instructor_path_measures_its_recording(tmp_path, monkeypatch):
     monkeypatch.setattr(bench.synthetic, "_selected", list(bench.LIGHT_ASSIGNMENTS))
     run = bench.instructor_path(tmp_path, 1, 2)
     assert set(run["each"]) == set(bench.LIGHT_ASSIGNMENTS)
+    # one command for both: its seconds shared in proportion to the workers' seconds on each
     assert sum(run["each"].values()) == pytest.approx(run["seconds"])
+    assert all(seconds > 0 for seconds in run["each"].values())
     assert run["count"] == 2 and len(run["submissions"]) == 2
     assert 0 < run["beside"] < run["seconds"]
     assert 0 <= run["waited"] < run["seconds"]
     alone = bench.recording_alone(run["state"])
     assert alone["cpu"] > 0 and alone["seconds"] > 0  # a replay, timed: no order between walls
     assert len(list((run["state"] / "recorded").rglob("*.json"))) == 2
-    starts = bench.recording_start(tmp_path, repeats=1)
-    assert len(starts) == len(bench.assignments()) and all(s > 0 for s in starts)
+    starts = bench.recording_start(tmp_path, repeats=2)
+    assert len(starts) == 2 and all(s > 0 for s in starts)

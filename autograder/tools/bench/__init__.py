@@ -5,7 +5,10 @@
    row per assignment and the class in all: stock ``nbgrader autograde`` (its own Execute step,
    visible checks only, one notebook at a time) against this grader (sandboxed kernels, hidden
    suites, ``--jobs`` in parallel) with its recording of the grades in the gradebook (one nbgrader
-   process beside the grading, fed each result as it is known). When the class holds identical
+   process beside the grading, fed each result as it is known). Stock grades one assignment a
+   command; this grader grades them all in one command (one pool of workers, one recording
+   process), and each assignment's row holds its share of that command's seconds, in proportion
+   to the seconds the workers spent on its submissions. When the class holds identical
    submissions (from 5 learners per assignment on), it is graded again by this
    grader alone: what its content cache gains is its own line.
 2. Per submission, the median of each stage: sandbox and kernel start, the notebook's cells, the
@@ -23,10 +26,7 @@
    30 s for 11, 60 s for 12), and the attention kernels.
 
 With the defaults (5 submissions per assignment, 2 latency repeats, capacity at 10 and 40), the
-whole run takes about a quarter of an hour on a 2-core machine (benchmarks/README.md). Five, not
-three: each assignment's row also pays one command's fixed cost (its worker pool, its recording
-process's start), which three notebooks of a few seconds each do not outweigh, so that a row
-measured the start more than the grading and one run to the next could turn it either way.
+whole run takes about a quarter of an hour on a 2-core machine (benchmarks/README.md).
 ``--assignments``, ``--per-assignment`` and ``--only`` choose a smaller run, ``--capacity
 10,40,80`` a longer curve.
 
@@ -42,7 +42,8 @@ from .synthetic import (  # noqa: F401
     light_assignments, notebook_budget, make_distinct, class_notebooks, synthetic_class,
     distinct_count)
 from .arithmetic import (  # noqa: F401
-    STAGES, STAGE_NAMES, GOALS, CLASS_SIZE, parse_sizes, per_submission, stage_medians,
+    STAGES, STAGE_NAMES, GOALS, CLASS_SIZE, parse_sizes, per_submission, worker_shares,
+    stage_medians,
     markdown_table, verdict, projection, class_recording, writer_per_learner,
     building_per_notebook, recording_per_notebook, server_minutes, server_projection,
     read_records)

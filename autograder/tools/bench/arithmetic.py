@@ -61,6 +61,18 @@ def per_submission(records: Iterable[StageRecord]) -> list[Stages]:
     return done
 
 
+def worker_shares(records: Iterable[StageRecord]) -> dict[str, float]:
+    """Each assignment's share (0 to 1) of the seconds the grading workers spent on whole
+    submissions (the ``total`` records): how one command's wall time over several assignments is
+    divided among them."""
+    seconds: dict[str, float] = {}
+    for record in records:
+        if record["stage"] == "total" and "assignment" in record:
+            seconds[record["assignment"]] = seconds.get(record["assignment"], 0.0) + record["seconds"]
+    whole = sum(seconds.values())
+    return {name: value / whole for name, value in seconds.items()} if whole else {}
+
+
 def stage_medians(submissions: Sequence[Stages]) -> Medians:
     """[{stage: seconds}] -> {stage: (median seconds, count)} for every stage present."""
     out: Medians = {}
@@ -132,7 +144,8 @@ def building_per_notebook(c: Comparison | None) -> float:
 
 def recording_per_notebook(c: Comparison) -> float:
     """Seconds of recording per notebook after the starts: the replayed class's recording less
-    one process's start for each assignment, shared among its notebooks."""
+    its recording processes' starts (``passes``: one for the whole command), shared among its
+    notebooks."""
     per_notebook: float = max(0.0, c["recording"] - c["passes"] * c["recording_fixed"]) / c["count"]
     return per_notebook
 

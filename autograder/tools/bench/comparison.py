@@ -11,51 +11,59 @@ from typing import Any
 from .. import demo
 from ...course import instructor
 from ...engine.options import Options
-from .arithmetic import Comparison, Stages, per_submission, read_records
+from .arithmetic import Comparison, Stages, per_submission, read_records, worker_shares
 from .measuring import recording_costs, timed
 from .synthetic import _fresh_state, assignments, course, distinct_count
 
 
 def instructor_path(root: str | Path, per_assignment: int, jobs: int,
                     distinct: bool = True) -> dict[str, Any]:
-    """This grader on a fresh copy of the class: parallel grading with the recording beside it
-    (``python -m autograder autograde``, assignment by assignment). Returns seconds, the
-    recording's CPU seconds and wait, and the stages."""
+    """This grader on a fresh copy of the class: parallel grading with the recording beside it,
+    every assignment in one command (``python -m autograder autograde A B C``: one pool of
+    workers, one recording process). Returns seconds, the recording's CPU seconds and wait, the
+    stages, and each assignment's share of the command's seconds, in proportion to the seconds
+    the workers spent on its submissions."""
     state, paths = _fresh_state(root, per_assignment, distinct)
     costs: list[dict[str, float]] = []
     options, log = timed(root)
-    each: dict[str, float] = {}  # assignment -> seconds
-    for assignment in assignments():
-        started = time.perf_counter()
-        instructor.autograde(course().assignment(assignment), jobs=jobs, state=state,
-                             progress=False, options=options, recorded=recording_costs(costs))
-        each[assignment] = time.perf_counter() - started
-    seconds = sum(each.values())
+    started = time.perf_counter()
+    instructor.autograde([course().assignment(name) for name in assignments()], jobs=jobs,
+                         state=state, progress=False, options=options,
+                         recorded=recording_costs(costs))
+    seconds = time.perf_counter() - started
     waited = sum(cost["waited"] for cost in costs)
+    records = read_records(log)
+    shares = worker_shares(records)
     return {"count": len(paths), "distinct": distinct_count(paths), "seconds": seconds,
             "beside": sum(cost["cpu"] for cost in costs), "waited": waited,
-            "grading": seconds - waited, "submissions": per_submission(read_records(log)),
-            "state": state, "each": each}
+            "grading": seconds - waited, "submissions": per_submission(records),
+            "state": state, "each": {name: seconds * shares.get(name, 0.0)
+                                     for name in assignments()}}
 
 
 def recording_alone(state: str | Path) -> dict[str, float]:
     """The recording of a graded class replayed on its own, nothing else running: every mark
-    removed (so every learner's autograded folder goes too), then ``instructor.record`` for each
-    assignment, which finds every grade in the cache and records it again. What recording
-    costs when it is all there is to do; its wall seconds and its processes' CPU seconds."""
+    removed (so every learner's autograded folder goes too), then one recording of every
+    assignment's submissions (as one ``autograde`` command records them), which finds every
+    grade in the cache and records it again. What recording costs when it is all there is to
+    do; its wall seconds and its processes' CPU seconds."""
     costs: list[dict[str, float]] = []
     started = time.perf_counter()
+    submissions: list[tuple[str, str]] = []
     for name in assignments():
-        assignment = course().assignment(name)
         shutil.rmtree(Path(state) / "recorded" / name, ignore_errors=True)
-        submitted = instructor.submissions(assignment, state)[0]
-        instructor.record(assignment, [p.parent.parent.name for p in submitted], Options(), state,
-                          recorded=recording_costs(costs))
+        submitted = instructor.submissions(course().assignment(name), state)[0]
+        submissions += [(name, p.parent.parent.name) for p in submitted]
+    with instructor.Recording(submissions, course(), Options(), state) as recording:
+        recording.finish()
+    recording_costs(costs)(recording)
     return {"seconds": time.perf_counter() - started, "cpu": sum(c["cpu"] for c in costs),
             "built": sum(c["built"] for c in costs), "written": sum(c["written"] for c in costs)}
 
 
 def stock_path(root: str | Path, per_assignment: int) -> dict[str, Any]:
+    """Stock ``nbgrader autograde`` on a fresh copy of the class, one command per assignment (it
+    grades one assignment a command)."""
     state, paths = _fresh_state(root, per_assignment, True)
     each: dict[str, float] = {}  # assignment -> seconds
     for assignment in assignments():
@@ -69,18 +77,16 @@ def stock_path(root: str | Path, per_assignment: int) -> dict[str, Any]:
 
 def recording_start(root: str | Path, repeats: int = 3) -> list[float]:
     """Wall seconds of a recording process that records nobody, from its start to its exit,
-    ``repeats`` times for each assignment: what recording costs before its first notebook
-    (imports, nbgrader's configuration), in the unit of the replayed recording it is taken
-    from."""
+    ``repeats`` times: what recording costs before its first notebook (imports, nbgrader's
+    configuration), paid once by each command."""
     from ...course.recorder import Recorder
     state, _ = _fresh_state(root, 0)
     seconds: list[float] = []
     for _ in range(repeats):
-        for assignment in assignments():
-            started = time.perf_counter()
-            recorder = Recorder(assignment, cwd=course().root, env=instructor.nbgrader_env(state))
-            recorder.close()
-            seconds.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        recorder = Recorder(cwd=course().root, env=instructor.nbgrader_env(state))
+        recorder.close()
+        seconds.append(time.perf_counter() - started)
     return seconds
 
 
@@ -117,7 +123,7 @@ def compare(root: str | Path, per_assignment: int, jobs: int, repeats: int = 1) 
         "waited": median(ours, "waited"), "beside": median(ours, "beside"),
         "full": median(ours, "seconds"),
         "duplicates": median(duplicates, "seconds"),
-        "recording_fixed": statistics.median(fixed), "passes": len(assignments()),
+        "recording_fixed": statistics.median(fixed), "passes": 1,
         "duplicates_distinct": duplicates[0]["distinct"] if duplicates else None,
         "ours_distinct": ours[0]["distinct"], "each": each, "submissions": submissions,
         "cost": cost_beyond_cells(submissions),

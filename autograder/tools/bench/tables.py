@@ -62,7 +62,7 @@ def stage_table(c: Comparison, stock_per_submission: float) -> str:
                  f"{100 * recording / total:.0f}%", c["count"]])
     if c.get("recording_fixed") is not None:
         marginal = recording_per_notebook(c)
-        rows.append(["  of which its start (wall, one process per assignment)",
+        rows.append(["  of which its start (wall, one process per command)",
                      f"{c['recording_fixed']:.2f}", "", c["passes"]])
         rows.append(["  of which per notebook, after the start", f"{marginal:.2f}",
                      f"{100 * marginal / total:.0f}%", c["count"]])
