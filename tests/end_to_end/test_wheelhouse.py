@@ -1,8 +1,10 @@
 """The first hour, anywhere: `make wheelhouse` on a machine with network, then, from a fresh clone in
 an ordinary folder (755, as a home or /srv is; not pytest's private temporary folder), `make demo
 WHEELHOUSE=...` with no package index reachable, as the README runs both: the environment
-installs from the folder alone, and the demo prints its table with every grade as expected. The
-hub's configurable-http-proxy comes in the same folder, ready to run."""
+installs from the folder alone, and the demo prints its table with every grade as expected and
+writes every artefact (tests/support/demo_output.py: the export, Gradescope results, feedback,
+report, flags, one score story, the learners' figures, `make demo-lab`'s formgrader). The hub's
+configurable-http-proxy comes in the same folder, ready to run."""
 import json
 import os
 import re
@@ -14,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.tools.demo import CLASS_SIZE
+from autograder.tools.demo import CLASS_SIZE, sample_class
 from support import REPO
+from support.demo_output import check_demo_output
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheelhouse")]
 
@@ -71,6 +74,8 @@ def test_a_wheelhouse_installs_the_course_and_runs_the_demo_with_no_index(ordina
     assert summary["grades"] == summary["expected"]
     state = clone / "demo-output" / "course"
     assert os.stat(state).st_mode & 0o077 == 0
+    check_demo_output(clone / "demo-output", summary, sample_class(CLASS_SIZE), clone,
+                      clone / ".venv", offline)
     if shutil.which("npm"):
         proxy = wheelhouse / "npm" / "node_modules" / ".bin" / "configurable-http-proxy"
         version = subprocess.run([str(proxy), "--version"], env=offline, capture_output=True,
