@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 
 from autograder.engine import catalogue, grade
-from support import COURSE, REPO, needs_root_and_users, run_as
+from support import COURSE, REPO, accounts_lock, needs_root_and_users, run_as
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("users")]
 
@@ -160,7 +160,8 @@ class Hub:
             if files:
                 self.write_file(files[0], text)
             elif "useradd" in text and after_accounts is not None:
-                self.run_block(tags, text)
+                with accounts_lock():  # the page's useradd, in its turn among the test processes
+                    self.run_block(tags, text)
                 after_accounts()
             elif phase == "hub":
                 self.start(text)
@@ -276,7 +277,8 @@ def hub():
         deployment.stop()
         for user in deployment.users.values():
             subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
-            subprocess.run(["userdel", "--remove", user], capture_output=True)
+            with accounts_lock():
+                subprocess.run(["userdel", "--remove", user], capture_output=True)
         survivors = [u for u in deployment.users.values()
                      if subprocess.run(["pgrep", "-u", u], capture_output=True).stdout.strip()]
         shutil.rmtree(top, ignore_errors=True)

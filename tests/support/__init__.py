@@ -168,6 +168,27 @@ def interpreter_open_to_others():
                 state["opened"] = []
 
 
+ACCOUNTS_LOCK = Path(tempfile.gettempdir()) / "attention-course-tests-accounts.lock"
+
+
+@contextlib.contextmanager
+def accounts_lock():
+    """One test process at a time adds or removes accounts: useradd and userdel lock /etc/passwd
+    and /etc/group and fail at once, without waiting, while another holds them."""
+    with open(ACCOUNTS_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _account_command(*args, check=True):
+    """useradd or userdel, in its turn (:func:`accounts_lock`)."""
+    with accounts_lock():
+        done = subprocess.run(args, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed ({done.returncode}): {done.stderr}")
+    return done
+
+
 @contextlib.contextmanager
 def os_users(root, *names):
     """Create users ``names`` with private homes under ``root``; remove them (and anything they
@@ -177,15 +198,15 @@ def os_users(root, *names):
         for name in names:
             home = Path(root) / "home" / name
             home.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell",
-                            "/bin/sh", name], check=True, capture_output=True)
+            _account_command("useradd", "--create-home", "--home-dir", str(home), "--shell",
+                             "/bin/sh", name)
             home.chmod(0o700)
             homes[name] = home
         yield homes
     finally:
         for name in names:
             subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
-            subprocess.run(["userdel", "--remove", name], capture_output=True)
+            _account_command("userdel", "--remove", name, check=False)
 
 
 def run_as(user, home, *args, cwd=None, env=None, check=True, timeout=900):
