@@ -123,7 +123,8 @@ LOCK_WAIT = 120.0  # seconds recording waits for a gradebook another program is 
 
 
 def _submission(path: str | Path) -> Submission:
-    """The assignment and learner of a submitted notebook: submitted/<learner>/<assignment>/<notebook>."""
+    """The assignment and learner of a submitted notebook:
+    submitted/<learner>/<assignment>/<notebook>."""
     return Path(path).parent.name, Path(path).parent.parent.name
 
 
@@ -258,7 +259,8 @@ class Recording:
         if self.pending:
             self.recorder = Recorder(config_arguments(options, "HiddenSuiteGrading"),
                                      cwd=course.root, env=nbgrader_env(self.state),
-                                     builders=(os.cpu_count() or 1) if builders is None else builders)
+                                     builders=(os.cpu_count() or 1) if builders is None
+                                     else builders)
 
     def _mark(self, submission: Submission) -> Path:
         assignment, student = submission

@@ -9,9 +9,10 @@ the submission's timestamp and late penalty, everything the formgrader, ``genera
 
 A :class:`Recorder` is one such nbgrader process for a whole command, however many assignments
 it grades, started before grading: its imports and start overlap the grading, are paid once, and
-it records each learner's submission of each assignment as soon as their result is known. The process runs nbgrader's command line once (configuration, course folder, the
-launcher's savings of :mod:`autograder.course.nbgrader_launch`), then forks its building workers, which
-share those imports. A worker builds a learner's autograded folder (nbgrader's converter without
+it records each learner's submission of each assignment as soon as their result is known. The
+process runs nbgrader's command line once (configuration, course folder, the launcher's savings of
+:mod:`autograder.course.nbgrader_launch`), then forks its building workers, which share those
+imports. A worker builds a learner's autograded folder (nbgrader's converter without
 its gradebook writes, :mod:`autograder.course.autograded`); the process itself, the gradebook's
 only writer, moves the folder into place and writes the learner's rows, one learner at a time.
 The writer's share is what cannot be spread over cores, and it is the smaller one. Without

@@ -76,9 +76,10 @@ def grade_many(paths: Sequence[str | Path],
     ``assignment`` is the assignment every notebook belongs to, or the course, in which each
     notebook's assignment is found from its folder or name (:meth:`Course.detect`; a notebook of
     no assignment gets a result saying so), or each notebook's own assignment, in the order of
-    ``paths``. However many assignments, the notebooks share one pool of workers. With ``state`` (a folder), each result is kept there
-    as soon as it is known and a rerun grades only what is missing or changed. With ``root``, no
-    folder between ``root`` and a notebook may be a link (a class's ``submitted/`` folder).
+    ``paths``. However many assignments, the notebooks share one pool of workers. With ``state``
+    (a folder), each result is kept there as soon as it is known and a rerun grades only what is
+    missing or changed. With ``root``, no folder between ``root`` and a notebook may be a link (a
+    class's ``submitted/`` folder).
     ``on_result(path, result)`` is called as each result is known (and kept), in this process.
 
     A notebook whose kernel could not be started (:class:`grade.HostFault`) gets no result, kept

@@ -12,7 +12,8 @@ import pytest
 from autograder.course import instructor
 from autograder.engine import batch
 from autograder.engine.options import Options
-from support import COURSE, REPO, course_state, gradebook, sandbox_mode, write_notebook  # noqa: F401
+from support import (COURSE, REPO, course_state, gradebook, sandbox_mode,  # noqa: F401
+                     write_notebook)
 
 FIRST, SECOND = "00-getting-started", "02-scoring"
 

@@ -68,7 +68,8 @@ def worker_shares(records: Iterable[StageRecord]) -> dict[str, float]:
     seconds: dict[str, float] = {}
     for record in records:
         if record["stage"] == "total" and "assignment" in record:
-            seconds[record["assignment"]] = seconds.get(record["assignment"], 0.0) + record["seconds"]
+            name = record["assignment"]
+            seconds[name] = seconds.get(name, 0.0) + record["seconds"]
     whole = sum(seconds.values())
     return {name: value / whole for name, value in seconds.items()} if whole else {}
 
