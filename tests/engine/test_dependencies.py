@@ -1,7 +1,7 @@
 """The second chance of a function that fails through another's mistake: which functions use
 which (the course's word only), and the course's functions computed on the grader's side for a
 learner's kernel (autograder/engine/oracle.py). The kernel's side of it is attacked in
-tests/engine/test_second_chance.py; tests/engine/test_suites.py proves the grades it gives."""
+tests/engine/test_grade_second_chance.py; tests/engine/test_suites.py proves the grades it gives."""
 import json
 import resource
 import time

@@ -2,7 +2,7 @@
 loses points on its function, every correct alternative keeps full marks.
 
 These run the suites in this process through the same wire encoding the sandbox uses, so they are
-fast; tests/test_grading.py grades real notebooks in real kernels.
+fast; tests/engine/test_grade.py grades real notebooks in real kernels.
 """
 import functools
 
