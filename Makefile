@@ -116,8 +116,9 @@ test: $(DEV_STAMP) axe
 # The inner loop's tier (a few minutes): the engine's floors and types, every suite against its
 # catalogue (mutants lose points, alternatives keep them), the wire, and the notebooks' structure.
 # No notebook is run, no class graded: make test does that.
-CHECK := tests/test_engine_design.py tests/engine/test_suites.py tests/engine/test_suite_kit.py \
-	tests/engine/test_wire.py tests/engine/test_catalogue.py tests/assignments/test_notebooks.py
+CHECK := tests/test_engine_design.py tests/assignments/test_suites.py tests/engine/test_suite.py \
+	tests/engine/test_testing.py tests/engine/test_standalone.py tests/engine/test_wire.py \
+	tests/engine/test_catalogue.py tests/assignments/test_notebooks.py
 check: $(DEV_STAMP)
 	$(BIN)/python -m pytest -n 2 -m "not slow" -q $(CHECK)
 

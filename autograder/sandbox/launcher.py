@@ -103,7 +103,7 @@ def main() -> None:
 
     # ipykernel binds each channel in IPKernelApp._bind_socket(socket, port), a private method:
     # it has no public hook to serve a channel on a socket made by someone else. Wrapped here to
-    # set ZMQ_USE_FD first; tests/sandbox/test_sandbox.py fails if ipykernel drops or renames it.
+    # set ZMQ_USE_FD first; tests/sandbox/test_launcher.py fails if ipykernel drops or renames it.
     bind: Any = kernelapp.IPKernelApp._bind_socket
 
     def bind_to_descriptor(app: Any, socket: Any, port: int) -> Any:

@@ -5,7 +5,7 @@ The learner's code and the hidden suite are numpy only; these are the project's 
 reference the suite trusts agrees with an independent, widely used implementation: ``nn.LayerNorm``,
 ``nn.MultiheadAttention`` and ``nn.Linear`` with copied weights, differentiated by autograd.
 
-Conventions bridged here (as in tests/test_multi_head_torch.py):
+Conventions bridged here (as in tests/assignments/test_06_multi_head_torch.py):
 - torch's linear layers compute ``y = x W^T + b``; the course computes ``X @ W + b``, so torch gets
   the transposed matrices, and its gradients come back transposed;
 - ``nn.MultiheadAttention``'s boolean ``attn_mask`` means True = may NOT attend: it gets ``~mask``.

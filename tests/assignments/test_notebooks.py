@@ -2,7 +2,7 @@
 notebook teaches the way the curriculum says: layered hints that never give a function away, whose
 last is a skeleton cut from the solution with blanks where the idea is; predictions written down
 before each experiment; short written questions graded by hand. (Run times are measured by
-`make bench`; what the prose claims, by tests/test_claims.py.)"""
+`make bench`; what the prose claims, by tests/assignments/test_claims.py.)"""
 import ast
 import functools
 import json
@@ -59,7 +59,8 @@ def test_notebooks_are_committed_without_outputs(folder):
 @pytest.mark.parametrize("folder", ["notebooks", "solutions"])
 def test_notebooks_record_the_language_the_course_kernel_reports(folder):
     """JupyterLab writes the kernel's language_info into a notebook as it opens it: the same
-    dict leaves the notebook unmodified (tests/test_browser.py opens each release to see)."""
+    dict leaves the notebook unmodified (tests/end_to_end/test_browser.py opens each release to
+    see)."""
     from autograder.tools.authoring import KERNELSPEC
     from helpers.kernel import LANGUAGE_INFO
     kernelspec = json.loads((REPO / "learner" / "jupyter" / "kernels" / "python3" /

@@ -165,3 +165,12 @@ def test_a_suite_names_its_assignment_only_while_it_runs():
         assert catalogue.resolve("02-scoring") == COURSE.assignment("02-scoring")
     with pytest.raises(LookupError):
         catalogue.resolve("00-getting-started")
+
+
+def test_matching_mistakes_takes_a_predicate():
+    z = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    scoring = COURSE.assignment("02-scoring")
+    wrong_rows = catalogue.matching_mistakes(
+        scoring, "softmax", [((z,), {"axis": 0}, lambda p: not np.allclose(p.sum(axis=0), 1))])
+    assert wrong_rows and "ignore the axis argument" in wrong_rows
+    assert catalogue.matching_mistakes(scoring, "softmax", [((z,), {}, lambda p: False)]) is None

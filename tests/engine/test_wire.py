@@ -165,3 +165,14 @@ def test_the_local_caller_uses_the_same_data_only_reader():
     assert value[1] == {"n": 3} and value[2] == [None, "s"] and value[3] == np.float32(1.5)
     namespace["g"] = lambda: object()
     assert isinstance(call("g", (), {})["value"], wire.Unsupported)
+
+
+@pytest.mark.slow
+def test_json_from_a_kernel_is_counted_before_it_is_parsed():
+    """``[{},{},...]`` makes a 64-byte object of every 3 bytes: refused before any is made."""
+    bomb = "[" + "{}," * (wire.MAX_STRUCTURE + 1) + "{}]"
+    with pytest.raises(ValueError, match="values"):
+        wire.loads(bomb)
+    with pytest.raises(ValueError, match="values"):
+        wire.loads(bomb.encode())
+    assert wire.loads('{"text": "a, b, c"}') == {"text": "a, b, c"}

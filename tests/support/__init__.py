@@ -19,6 +19,7 @@ from autograder.engine.notebook import source as cell_source  # noqa: F401  (tes
 REPO = Path(__file__).resolve().parents[2]  # tests/support/__init__.py
 COURSE = Course.from_root(REPO)  # this repository's course: solutions/, notebooks/, its suites
 ASSIGNMENTS = [assignment.name for assignment in COURSE.assignments()]
+SUITE_FILES = sorted(COURSE.suites_folder.glob("*/test_*.py"))  # every hidden suite's test file
 
 
 def solution_cells(assignment):

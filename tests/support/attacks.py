@@ -64,7 +64,7 @@ def if_it_works(attempt):
 
 def options():
     """Attacks on the trust boundary, graded as the command line grades for Gradescope: no figure
-    is drawn (the figures' own path is tested in tests/sandbox/test_bounded.py and in the
+    is drawn (the figures' own path is tested in tests/engine/test_kernel_outputs.py and in the
     feedback page's test)."""
     return Options(sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3,
                    budget=60, figures="off")

@@ -1,4 +1,4 @@
-"""The bench's arithmetic, from records to verdicts (unit-tested in tests/end_to_end/test_bench.py):
+"""The bench's arithmetic, from records to verdicts (unit-tested in tests/tools/test_bench.py):
 stage records per submission, medians, projections for a class and a server, markdown tables and
 the goals they are read against."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The sandbox shows an allowlist; flags and the collect step read submissions as data."""
+"""The sandbox (autograder/sandbox/confinement.py) shows an allowlist: no course folder, no whole
+machine, a fixed environment, and one object per confinement mode that says how to start a kernel.
+"""
 import json
-import re
-import logging
 import os
 import subprocess
 import sys
@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import exchange
-from autograder.engine import catalogue, flags, kernel, notebook
+from autograder.engine import kernel
 from autograder.engine.kernel import KernelSession
 from autograder.sandbox import confinement
-from support import ASSIGNMENTS, COURSE, REPO
+from support import COURSE, REPO
 
 
 def mount_args(args):
@@ -99,103 +98,6 @@ def test_inside_a_kernel_only_the_allowlist_is_mounted(tmp_path):
         "PAGER", "GIT_PAGER"}  # the last ones ipykernel sets for itself
 
 
-def test_flags_name_a_cell_as_a_reader_finds_it_never_by_number():
-    """JupyterLab shows no cell numbers: a flag names the cell by the function it defines, the
-    heading above it or its first line (what the grader's reader passes, notebook.cell_label)."""
-    from autograder.engine import notebook as notebooks
-    cells = [{"cell_type": "markdown", "metadata": {}, "source": "# Setup"},
-             {"cell_type": "code", "metadata": {}, "source": "import numpy as np"},
-             {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "row_normalize"}},
-              "source": "def row_normalize(x):\n    return x\nnp.allclose = lambda *a: True"},
-             {"cell_type": "code", "metadata": {}, "source": "np.testing.x = 1"}]
-    found = flags.scan({"cells": cells}, notebooks.cell_label)
-    assert found[0].startswith("the cell that defines `row_normalize` assigns np.allclose")
-    assert found[-1].startswith("a cell under 'Setup' assigns np.testing.x"), found
-    assert not [line for line in found if re.search(r"\bcell \d", line)], found
-    alone = flags.scan({"cells": [cells[3]]}, notebooks.cell_label)
-    assert alone == ["the cell beginning 'np.testing.x = 1' assigns np.testing.x"], alone
-
-
-def test_flags_name_code_that_patches_modules_or_the_agent():
-    notebook = {"cells": [
-        {"cell_type": "code", "source": "import numpy as np\nimport json as j\n%matplotlib inline",
-         "metadata": {}},
-        {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "softmax"}}, "source":
-         "np.allclose = lambda *a: True\nj.dumps = None\nsetattr(np.testing, 'x', 1)\n"
-         "import sys\nsys.modules['pytest'] = 1\n__autograder_agent__.x = 1\n"
-         "del np.linalg.norm\nvars(np)['a'] = 1\nnp.__dict__['b'] = 2\n"},
-        {"cell_type": "code", "metadata": {}, "source":
-         "def softmax(z, axis=-1):\n    e = np.exp(z - z.max(axis, keepdims=True))\n"
-         "    out = e / e.sum(axis, keepdims=True)\n    out.flags.writeable = True\n    return out"},
-        {"cell_type": "code", "metadata": {}, "source": "def broken(:\n"},
-    ]}
-    found = flags.scan(notebook)
-    assert all(line.startswith("cell 2 ('softmax') ") for line in found)
-    for words in ("assigns np.allclose", "assigns j.dumps", "calls setattr on np.testing",
-                  "sys.modules", "__autograder_agent__", "deletes np.linalg.norm",
-                  "vars(np)", "np.__dict__"):
-        assert any(words in line for line in found), words
-
-
-def test_ordinary_answers_are_not_flagged():
-    """No solution, and no mutant or alternative of the catalogue (wrong and right answers
-    written as learners write them), is flagged."""
-    for assignment in ASSIGNMENTS:
-        solution = json.loads(COURSE.assignment(assignment).solution.read_text())
-        for cell in solution["cells"]:
-            cell["source"] = "".join(cell["source"])
-        assert flags.scan(solution) == [], assignment
-        for entry in catalogue.entries(COURSE.assignment(assignment)):
-            submitted = notebook.check_structure(catalogue.notebook_with(entry))
-            assert flags.scan(submitted) == [], entry.key
-
-
-def test_collect_copies_regular_files_only_and_follows_no_link(tmp_path, caplog):
-    source = tmp_path / "inbound" / "alice+02+2026"
-    (source / "sub").mkdir(parents=True)
-    (source / "answer.ipynb").write_text("{}")
-    (source / "sub" / "notes.txt").write_text("n")
-    (source / "suite.py").symlink_to(COURSE.assignment("00-getting-started").suite)
-    (source / "sub" / "secret").symlink_to("/etc/passwd")
-    os.mkfifo(source / "pipe")
-    assert "is a symbolic link" in exchange.find_problem(str(source))
-    target = tmp_path / "submitted"
-    with caplog.at_level(logging.WARNING):
-        exchange.copy_regular_tree(str(source), str(target), log=logging.getLogger("collect"))
-    copied = sorted(str(p.relative_to(target)) for p in target.rglob("*"))
-    assert copied == ["answer.ipynb", "sub", "sub/notes.txt"]
-    assert not any(p.is_symlink() for p in target.rglob("*"))
-    assert caplog.text.count("link or a special file") == 3
-    linked = tmp_path / "inbound" / "bob+02+2026"
-    linked.symlink_to(source, target_is_directory=True)
-    assert exchange.find_problem(str(linked)) == "bob+02+2026 is a symbolic link"
-    with pytest.raises(OSError):
-        exchange.copy_regular_tree(str(linked), str(tmp_path / "bob"))
-
-
-def test_a_kernel_starts_with_matplotlibs_font_list_and_never_rebuilds_it():
-    """Every kernel's empty home gets the font list the grader built once, so matplotlib's first
-    import does not rebuild it; the folder stays writable, the list read-only."""
-    if not confinement.available():
-        pytest.skip("bubblewrap is not installed")
-    fonts = kernel.matplotlib_font_list
-    fonts.get()
-    fonts.thread.join(120)
-    name, text = fonts.get()
-    assert name.startswith("fontlist-") and json.loads(text)["ttflist"]
-    with KernelSession(mode=confinement.BUBBLEWRAP) as session:
-        result = session.execute(
-            "import os, json, matplotlib, matplotlib.font_manager as fm\n"
-            "folder = matplotlib.get_cachedir()\n"
-            "path = os.path.join(folder, os.listdir(folder)[0])\n"
-            "print(json.dumps([sorted(os.listdir(folder)), os.access(folder, os.W_OK),"
-            " os.access(path, os.W_OK), len(fm.fontManager.ttflist)]))", 60)
-    text_out = "".join(o.get("text", "") for o in result.outputs)
-    listed, folder_writable, list_writable, fonts = json.loads(text_out.strip().splitlines()[-1])
-    assert listed == [name] and folder_writable and not list_writable and fonts > 0
-    assert "Matplotlib" not in text_out and "cache" not in text_out.lower()
-
-
 def test_an_interpreter_under_tmp_keeps_tmp_for_itself(monkeypatch, tmp_path):
     """A course checked out under /tmp: its environment is mounted there, so /tmp cannot also be
     the scratch folder's link (bubblewrap would refuse to start); TMPDIR still is the scratch."""
@@ -218,16 +120,6 @@ def test_an_interpreter_under_tmp_keeps_tmp_for_itself(monkeypatch, tmp_path):
     assert any(under_tmp[i:i + 3] == ["--ro-bind", "/tmp", "/tmp"] for i in range(len(under_tmp)))
     env = confinement.kernel_environment(confinement.INSIDE_HOME)
     assert env["TMPDIR"] == confinement.INSIDE_HOME
-
-
-def test_the_launcher_finds_the_private_hook_it_needs_in_ipykernel():
-    """The launcher serves each channel on the grader's socket through ipykernel's private
-    ``IPKernelApp._bind_socket(socket, port)`` (ipykernel has no public hook for it): this fails,
-    rather than every kernel failing to start, the day ipykernel drops or changes it."""
-    import inspect
-
-    from ipykernel.kernelapp import IPKernelApp
-    assert list(inspect.signature(IPKernelApp._bind_socket).parameters) == ["self", "s", "port"]
 
 
 @pytest.mark.parametrize("mode", sorted(confinement.MODES))

@@ -64,7 +64,7 @@ def solution_source(assignment, grade_id):
 
 def reference_lines(assignment):
     """Lines of the course's solution code that no learner code shares (as in
-    test_second_chance.reference_lines, for any assignment)."""
+    test_grade_second_chance.reference_lines, for any assignment)."""
     lines = set()
     for cell in reference.definition_cells(notebook.load(assignment.solution)):
         for line in notebook.source(cell).splitlines():

@@ -185,3 +185,46 @@ def test_a_kernel_shows_figures_in_words_from_its_first_cell(kernel, monkeypatch
     assert shown["text/html"].startswith('<img src="data:image/png;base64,iVBOR')
     assert shown["text/html"].endswith(' alt="Figure. three points: 1 unlabelled line.">')
     assert "image/png" not in shown
+
+
+def test_attention_heatmap_says_when_its_labels_do_not_fit_the_map():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    with pytest.raises(ValueError, match=r"8 labels for the keys \(columns\) of a map of shape "
+                                         r"\(9, 16\)"):
+        plots.attention_heatmap(np.zeros((9, 16)), keys=list("abcdefgh"))
+    plt.close("all")
+
+
+def test_attention_heatmap_draws_labels_and_annotations():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ax = plots.attention_heatmap(np.full((2, 3), 1 / 3), keys=["a", "b", "c"], queries=["x", "y"])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+    assert len(ax.texts) == 6
+    assert len(plots.attention_heatmap(np.full((8, 8), 1 / 8)).texts) == 64     # 8 x 8: annotated
+    assert len(plots.attention_heatmap(np.full((9, 4), 1 / 4)).texts) == 0      # 9 rows: not
+    with pytest.raises(ValueError, match="one 2-D map"):
+        plots.attention_heatmap(np.zeros((2, 2, 2)))
+    plt.close("all")
+
+
+def test_heatmap_grid_has_one_colour_scale_and_one_colour_bar():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    small, large = np.full((3, 3), 1 / 3), np.full((10, 10), 0.1)
+    figure = plots.heatmap_grid([small, large, small], titles=["a", "b", "c"], ncols=2)
+    images = [ax.images[0] for ax in figure.axes if ax.images]
+    assert len(images) == 3 and {image.get_clim() for image in images} == {(0.0, 1.0)}
+    colour_bars = [ax for ax in figure.axes if ax.get_label() == "<colorbar>"]
+    assert len(colour_bars) == 1
+    panels = [ax for ax in figure.axes if ax.images]
+    assert [len(ax.texts) for ax in panels] == [9, 0, 9]   # small maps annotated, large not
+    # the old call of notebooks 08 and 09 still works: annotate given, no colour bar asked for
+    figure = plots.heatmap_grid([small, small], annotate=False, colorbar=False)
+    assert not [ax for ax in figure.axes if ax.get_label() == "<colorbar>"]
+    assert plots.heatmap_grid([2 * small], vmax=None).axes[0].images[0].get_clim() == (0.0, 2 / 3)
+    plt.close("all")

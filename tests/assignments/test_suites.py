@@ -2,15 +2,21 @@
 loses points on its function, every correct alternative keeps full marks.
 
 These run the suites in this process through the same wire encoding the sandbox uses, so they are
-fast; tests/test_grading.py grades real notebooks in real kernels.
+fast; tests/engine/test_grade.py grades real notebooks in real kernels. Every suite uses the kit
+(autograder/engine/testing.py) rather than its own helpers and reads no error's words, and what the
+course's suites share (suites/attention_kit.py) keeps its promises.
 """
+import ast
 import functools
+import re
+import warnings
 
+import numpy as np
 import pytest
 
 from autograder.engine import catalogue, grade, reference, suite
-from autograder.engine.assignment import Assignment, Course
-from support import ASSIGNMENTS, COURSE
+from support import ASSIGNMENTS, COURSE, SUITE_FILES
+
 
 ENTRIES = [entry for a in ASSIGNMENTS for entry in catalogue.entries(COURSE.assignment(a))]
 
@@ -119,16 +125,6 @@ def test_a_failing_test_never_shows_suite_code(assignment):
         assert "def test_" not in test.feedback and "assert " not in test.feedback
 
 
-def test_suite_runner_reports_a_suite_that_cannot_run(tmp_path):
-    broken = Assignment(Course(tmp_path), "broken")
-    broken.suite.mkdir(parents=True)
-    (broken.suite / "test_broken.py").write_text("import does_not_exist\n")
-    with pytest.raises(RuntimeError, match="did not run"):
-        suite.run(broken, suite.local_caller({}))
-    with pytest.raises(LookupError, match="no hidden suite"):
-        suite.run(Assignment(Course(tmp_path), "missing"), suite.local_caller({}))
-
-
 STUBS = {  # what a learner who writes nothing real might hand in, for any signature
     "returns None": lambda *args, **kwargs: None,
     "returns its first argument": lambda *args, **kwargs: args[0] if args else None,
@@ -156,15 +152,55 @@ def test_a_stub_earns_nothing(assignment):
     assert earned == []
 
 
-def test_hygiene_counts_only_beside_a_passing_test_of_values():
-    from autograder.engine.result import TestResult
+# ------------------------------------------------------------------ every suite uses the kit
 
-    def test(name, exercise, passed, hygiene=False):
-        return TestResult(name, exercise, float(passed), 1.0, "passed" if passed else "failed",
-                          suite.KERNEL_WORD if hygiene else "", hygiene=hygiene)
-    stub = [test("values", "f", False), test("clean", "f", True, hygiene=True)]
-    right = [test("values", "g", True), test("clean", "g", True, hygiene=True)]
-    alone = [test("clean", "h", True, hygiene=True)]  # a function tested on hygiene alone
-    kept = suite.hygiene_counts_with_values(stub + right + alone)
-    assert [t.score for t in kept] == [0, 0, 1, 1, 1]
-    assert "counts once f returns right values" in kept[1].feedback and kept[1].status == "failed"
+KIT_NAMES = {"call", "expect_close", "expect_clean_call", "expect_clean", "expect_quiet",
+             "expect_value", "score_function", "model", "lam"}
+
+
+def definitions(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tree, [node for node in ast.walk(tree)
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+@pytest.mark.parametrize("path", SUITE_FILES, ids=lambda p: p.parent.name)
+def test_no_suite_defines_its_own_kit(path):
+    _, functions = definitions(path)
+    own = [f.name for f in functions if f.name in KIT_NAMES
+           or (re.fullmatch(r"(\w+_)?softmax", f.name) and not f.name.startswith("test_"))]
+    assert not own, f"{path.parent.name} defines {own}: use the kit's (autograder.kit) instead"
+
+
+@pytest.mark.parametrize("path", SUITE_FILES, ids=lambda p: p.parent.name)
+def test_no_suite_reads_the_text_of_an_error(path):
+    """Suites branch on SubmissionError.kind and .cause, never on the words of its message."""
+    tree, _ = definitions(path)
+    source = path.read_text(encoding="utf-8")
+    assert not re.search(r"\bstr\((error|err|e|exc|forward_error|backward_error)\)", source)
+    for handler in ast.walk(tree):
+        if not isinstance(handler, ast.ExceptHandler):
+            continue
+        for node in ast.walk(handler):
+            if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) \
+                    and isinstance(node.left.value, str) \
+                    and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+                raise AssertionError(f"{path.parent.name} line {node.lineno}: looks for words in "
+                                     f"an error (compare error.kind / error.cause instead)")
+
+
+def test_the_course_softmax_masks_and_gives_zeros_to_empty_rows_quietly():
+    """This course's trusted softmax, in what its suites share (suites/attention_kit.py),
+    imported as a suite imports it while it runs."""
+    with suite.importable(COURSE.suites_folder):
+        from attention_kit import softmax
+    z = np.array([[1.0, 2.0, 3.0], [1e4, -1e4, 0.0], [-np.inf, -np.inf, -np.inf]])
+    mask = np.array([True, True, False])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = softmax(z)
+        masked = softmax(z, mask=mask)
+    assert np.allclose(p[0], np.exp([1, 2, 3]) / np.exp([1, 2, 3]).sum())
+    assert np.allclose(p[1], [1, 0, 0]) and np.array_equal(p[2], np.zeros(3))
+    assert masked[0, 2] == 0 and np.isclose(masked[0].sum(), 1)
+    assert np.allclose(softmax(z[:2], axis=0).sum(axis=0), 1)

@@ -1,0 +1,98 @@
+"""A kernel session (autograder/engine/kernel.py) against a kernel that floods: every loop that
+reads from a kernel has a deadline, and a call's arguments travel in its request's message.
+"""
+import subprocess
+import time
+
+import pytest
+
+from autograder.engine import wire
+from autograder.sandbox import confinement
+from autograder.engine.kernel import CallFailed, KernelSession
+from support.attacks import needs_bubblewrap  # noqa: F401
+
+pytestmark = pytest.mark.slow
+
+
+# ------------------------------------------------------------------ loops with deadlines
+
+class FloodingClient:
+    """A kernel client whose channels always hold one more message: a kernel that never stops
+    sending, none of it an answer."""
+
+    def __init__(self):
+        self.read = 0
+
+    def get_shell_msg(self, timeout=None):
+        self.read += 1
+        return {"parent_header": {"msg_id": "someone else"}, "msg_type": "stream",
+                "content": {"name": "stdout", "text": "x"}}
+
+    get_msg = get_shell_msg  # as the session's own iopub channel
+    get_stdin_msg = get_shell_msg  # questions of stand-ins, none of this call's
+
+    class session:  # the client's session makes each request's message
+        @staticmethod
+        def msg(kind, content, metadata=None):
+            return {"header": {"msg_id": "this cell"}, "content": content, "metadata": metadata}
+
+    class shell_channel:  # and its shell channel sends it
+        @staticmethod
+        def send(message):
+            pass
+
+    def kernel_info(self):
+        return "this request"
+
+
+@pytest.fixture
+def flooded_session(monkeypatch):
+    session = KernelSession()
+    session.client = session.iopub = FloodingClient()
+    session.process = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    monkeypatch.setattr(session, "_iopub_dropped", lambda deadline: False)
+    monkeypatch.setattr(session, "_interrupt", lambda msg_id: False)
+    yield session
+    if session.process is not None:
+        session.process.kill()
+        session.process.wait()
+
+
+def timed(action):
+    started = time.monotonic()
+    value = action()
+    return value, time.monotonic() - started
+
+
+def test_every_loop_that_reads_the_kernel_ends_while_it_floods(flooded_session):
+    session = flooded_session
+    far = time.monotonic() + 600
+    for channel in ("iopub", "shell", "stdin"):
+        assert timed(lambda: session._drain(channel, far))[1] < 2 * 0.5 + 1
+    replied, seconds = timed(lambda: session._replied("this cell", far))
+    assert replied is False and seconds < 2 * 0.5 + 1
+    (error, timed_out, died), seconds = timed(lambda: session._run("x = 1", 2, lambda o: None))
+    assert timed_out and seconds < 2 + 2 * 0.5 + 1
+    client = session.client
+    started = time.monotonic()
+    with pytest.raises(CallFailed, match="did not start"):
+        session._wait_ready(2)
+    assert time.monotonic() - started < 2 + 1 and client.read > 100
+
+
+def test_a_calls_arguments_travel_in_its_message_not_in_a_cell_the_kernel_echoes():
+    """A call's request rides in its execute request's metadata: the cell is
+    ``__autograder_call__()``, whatever the arguments weigh. In a cell's text, IPython would
+    tokenize megabytes of arguments (a tenth of a second per MiB), and the kernel would echo
+    them back on iopub (execute_input), counted against the submission's total."""
+    import numpy as np
+    big = np.arange(250_000, dtype=float)  # 2 MB of float64, 2.7 MB of text on the wire
+    assert len(wire.request("size", (big,), {}, "n")) > 2_500_000
+    with KernelSession(mode=confinement.BUBBLEWRAP) as session:
+        session.install_agent()
+        assert not session.execute("def size(x):\n    return int(x.size)\n", 30).error
+        assert session.allowance.used < 1_000_000
+        before = session.allowance.used
+        reply = session.call("size", (big,), {}, 60)
+        assert reply["ok"] and reply["value"] == 250_000
+        assert session.allowance.used - before < 100_000  # the reply, not the arguments

@@ -1,0 +1,58 @@
+"""Running a hidden suite and scoring it test by test (autograder/engine/suite.py)."""
+import sys
+
+import pytest
+
+from autograder.engine import grade, reference, suite
+from autograder.engine.assignment import Assignment, Course
+from support import COURSE
+from support.attacks import ASSIGNMENT, FULL
+
+
+@pytest.mark.slow
+def test_what_rests_on_the_kernels_word_is_labelled():
+    found = COURSE.assignment(ASSIGNMENT)
+    result = grade.grade_local(found, reference.namespace(found))
+    labelled = [t for t in result.tests if t.feedback == suite.KERNEL_WORD]
+    assert result.score == FULL and labelled
+    assert all(t.passed for t in labelled)
+    names = {t.name for t in labelled}
+    assert any("unchanged" in n or "warning" in n for n in names), names
+    assert any(t.feedback == "" for t in result.tests), "a test that reads only values is unlabelled"
+
+
+def test_suite_runner_reports_a_suite_that_cannot_run(tmp_path):
+    broken = Assignment(Course(tmp_path), "broken")
+    broken.suite.mkdir(parents=True)
+    (broken.suite / "test_broken.py").write_text("import does_not_exist\n")
+    with pytest.raises(RuntimeError, match="did not run"):
+        suite.run(broken, suite.local_caller({}))
+    with pytest.raises(LookupError, match="no hidden suite"):
+        suite.run(Assignment(Course(tmp_path), "missing"), suite.local_caller({}))
+
+
+def test_hygiene_counts_only_beside_a_passing_test_of_values():
+    from autograder.engine.result import TestResult
+
+    def test(name, exercise, passed, hygiene=False):
+        return TestResult(name, exercise, float(passed), 1.0, "passed" if passed else "failed",
+                          suite.KERNEL_WORD if hygiene else "", hygiene=hygiene)
+    stub = [test("values", "f", False), test("clean", "f", True, hygiene=True)]
+    right = [test("values", "g", True), test("clean", "g", True, hygiene=True)]
+    alone = [test("clean", "h", True, hygiene=True)]  # a function tested on hygiene alone
+    kept = suite.hygiene_counts_with_values(stub + right + alone)
+    assert [t.score for t in kept] == [0, 0, 1, 1, 1]
+    assert "counts once f returns right values" in kept[1].feedback and kept[1].status == "failed"
+
+
+def test_what_a_course_suites_share_is_importable_only_while_a_suite_runs():
+    """suite.importable puts the suites folder on the path and forgets its modules afterwards,
+    so that an edited module is read again and another course's module of that name is its own."""
+    assert [p.name for p in COURSE.suite_support()] == ["attention_kit.py"]
+    with suite.importable(COURSE.suites_folder):
+        import attention_kit
+        assert attention_kit.__file__ == str(COURSE.suites_folder / "attention_kit.py")
+    assert "attention_kit" not in sys.modules
+    assert str(COURSE.suites_folder) not in sys.path
+    with pytest.raises(ImportError):
+        import attention_kit  # noqa: F401, F811

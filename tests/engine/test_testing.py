@@ -1,0 +1,75 @@
+"""The suite kit (autograder.kit; its code in autograder/engine/testing.py): what a hidden suite
+imports to call the learner's functions and explain what is wrong. Every suite uses the kit's one
+``call``, ``expect_close``, ``expect_clean_call`` and ``softmax`` rather than its own, and none reads
+the English of an error (tests/assignments/test_suites.py holds every suite to it).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+from autograder.engine import suite, testing
+from autograder.engine.testing import SubmissionError
+
+
+# ------------------------------------------------------------------ the kit itself
+
+def proxy(namespace):
+    return suite.Submission(suite.local_caller(namespace))
+
+
+def test_submission_errors_have_a_kind_and_a_cause():
+    def not_yet(x):
+        raise NotImplementedError()
+
+    submission = proxy({"product": lambda A, B: A @ B, "add": lambda a, b: a + b,
+                        "pick": lambda a: a.sum(axis=3), "not_yet": not_yet})
+    cases = [(lambda: submission.missing(1), "missing", None),
+             (lambda: submission.not_yet(1), "not-implemented", None),
+             (lambda: submission.product(np.ones((2, 3)), np.ones((2, 3))), "raised", "matmul"),
+             (lambda: submission.add(np.ones(3), np.ones(4)), "raised", "broadcast"),
+             (lambda: submission.pick(np.ones(3)), "raised", "out-of-bounds")]
+    for make_call, kind, cause in cases:
+        with pytest.raises(SubmissionError) as caught:
+            make_call()
+        assert (caught.value.kind, caught.value.cause) == (kind, cause), str(caught.value)
+    with pytest.raises(SubmissionError) as caught:
+        submission.add(np.ones(3), np.ones(4))
+    assert caught.value.exception == "ValueError" and caught.value.function == "add"
+
+
+def test_call_adds_a_hint_to_a_raised_error_only():
+    submission = proxy({"add": lambda a, b: a + b})
+    with pytest.raises(SubmissionError, match=r"raised ValueError.* Mind the shapes\.$"):
+        testing.call(submission, "add", np.ones(3), np.ones(4), hint="Mind the shapes.")
+    with pytest.raises(SubmissionError) as caught:
+        testing.call(submission, "missing", 1, hint="Mind the shapes.")
+    assert "Mind the shapes" not in str(caught.value) and caught.value.kind == "missing"
+    with pytest.raises(SubmissionError, match=r"broadcast$"):
+        testing.call(submission, "add", np.ones(3), np.ones(4), hint=lambda error: error.cause)
+    assert testing.call(submission, "add", 1.0, 2.0, hint="unused") == 3.0
+
+
+def test_expect_clean_call_ignores_underflow_and_uses_the_function_hint():
+    class Last:
+        warnings, mutated, stdout = [], [], ""
+
+    class Fake:
+        last = Last()
+
+    Fake.last.warnings = ["RuntimeWarning: underflow encountered in exp"]
+    testing.expect_clean_call(Fake, "f")
+    Fake.last.warnings = ["RuntimeWarning: divide by zero encountered in log"]
+    with pytest.raises(testing.Feedback, match=r"must not produce warnings\.$"):
+        testing.expect_clean_call(Fake, "f")  # the kit knows no course: no hint of its own
+    with pytest.raises(testing.Feedback, match=r"must not produce warnings\. Avoid log\(0\)\.$"):
+        testing.expect_clean_call(Fake, "f", hint=lambda w: "Avoid log(0)." if "log" in w else None)
+    Fake.last.warnings, Fake.last.mutated = [], [1]
+    with pytest.raises(testing.Feedback, match=r"argument number 2 in place.*\(use a copy\)"):
+        testing.expect_clean_call(Fake, "f", copy_hint="use a copy")
+
+
+def test_expect_close_names_a_mistake_behind_a_wrong_shape():
+    with pytest.raises(testing.Feedback, match="This is what you get when you transpose it"):
+        testing.expect_close(np.ones((3, 2)), np.ones((2, 3)), "f(x)",
+                             mistakes={"transpose it": np.ones((3, 2))})
