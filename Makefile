@@ -110,8 +110,11 @@ axe:
 	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(AXE); \
 	else echo "note: npm is not installed: the accessibility tests will be skipped."; fi
 
+# One worker more than the machine has cores: much of the suite waits on other processes (kernels
+# starting, Chromium, pip, the hub), not on the CPU. TEST_JOBS=N sets the number.
+TEST_JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: $(DEV_STAMP) axe
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup --durations=15
 
 # The inner loop's tier (a few minutes): the engine's floors and types, every suite against its
 # catalogue (mutants lose points, alternatives keep them), the wire, and the notebooks' structure.
