@@ -7,33 +7,29 @@ outputs become markdown and HTML in the formgrader and on feedback pages. Each a
 without the checks, replace another learner's work, forge a row of ``grades.csv``, run script in
 the instructor's browser or stop recording for the whole class. Through the real nbgrader command
 line, as root and as an unprivileged instructor, with real OS accounts where ownership matters, and
-in Chromium for what a browser runs.
+in Chromium for what a browser runs. The rules these cases rest on have their modules' tests:
+test_identity.py (ids), test_export.py and test_formats.py (CSV), test_sanitize.py (markdown and
+HTML); this file holds the attacks that cross them, through the exchange, the gradebook and the
+browser.
 """
-import csv
 import datetime
-import html.parser
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from autograder.course import (config, exchange, formats, identity, instructor, mathml,
-                               sanitize)
-from autograder.course.nbgrader_plugin import feedback_markdown
-from autograder.engine import result as results
+from autograder.course import config, exchange, identity, instructor, mathml, sanitize
 from autograder.engine.options import Options
-from support import (ASSIGNMENTS, BIN, COURSE, REPO, gradebook, needs_root_and_users, run_as,
-                     write_notebook)
-from support.attacks import (ASSIGNMENT, FULL, SOLUTION_FILE, base, listener,  # noqa: F401
-                             with_answer, with_extra_cell)
+from support import (BIN, COURSE, REPO, gradebook, html_of_markdown, needs_root_and_users,
+                     read_csv_rows as read_rows, run_as, write_notebook)
+from support.attacks import (ASSIGNMENT, FORGED, FULL, SOLUTION_FILE, base,  # noqa: F401
+                             listener, with_answer, with_extra_cell)
 from support.accounts import people  # noqa: F401  (real OS accounts: instructor, alice, bob, carol)
 
 NOTEBOOK = SOLUTION_FILE.name
@@ -47,35 +43,6 @@ def stamp(when):
 
 def utcnow():
     return datetime.datetime.now(datetime.timezone.utc)
-
-
-# ------------------------------------------------------------------ one character set for ids
-
-VALID = ["alice", "learner01", "a.b@example.org", "jean-luc_2", "00-getting-started", "_x", "A" * 64]
-INVALID = ["", "bob\n", "eve\r", "x\r00-getting-started,,,,,,,47,0,47,47", "a b", "a\tb", "a+b",
-           "a/b", "..", ".hidden", "-rf", "@home", "a,b", 'a"b', "<img src=x onerror=alert(1)>",
-           "ali\u202ecilA", "\x1b]0;pwned\x07", "a\x00b", "A" * 65, "café", "*", "alice?"]
-
-
-@pytest.mark.parametrize("name", VALID)
-def test_valid_ids_pass(name):
-    assert identity.id_problem(name) is None
-
-
-@pytest.mark.parametrize("name", INVALID)
-def test_every_other_name_is_refused_with_a_sentence_it_can_print(name):
-    problem = identity.id_problem(name)
-    assert problem and identity.ID_CHARACTERS in problem
-    line = problem.split(" is not a valid")[0]
-    assert line.isprintable(), f"the refusal itself carries {line!r}"
-    assert identity.account_uid(name) is None  # never looked up
-
-
-def test_names_are_shown_so_that_no_character_forges_or_hides_a_line():
-    for name in INVALID:
-        assert identity.shown(name).isprintable() and "\n" not in identity.shown(name)
-    assert identity.shown("alice") == "alice"
-    assert identity.shown("x" * 5000) != "x" * 5000 and len(identity.shown("x" * 5000)) < 300
 
 
 # ------------------------------------------------------------------ private and shared exchanges
@@ -125,66 +92,6 @@ def test_the_courses_own_exchange_stays_private_after_a_release(top, monkeypatch
     assert os.stat(state / "exchange").st_mode & 0o777 == 0o700
     inbound = inbound_of(state / "exchange")
     assert inbound.is_dir() and not identity.others_can_write(inbound)
-
-
-# ------------------------------------------------------------------ CSV: exactly the gradebook's rows
-
-FORGED = "x\r02-scoring,,,mallory,Mallory,M,,47.0,0.0,47.0,47.0"
-
-
-def hostile_gradebook(state):
-    """A gradebook as nbgrader's own autograde can leave it from a folder named by hand: ids and
-    names with carriage returns, newlines, commas and quotes (the course refuses such ids, but
-    the export must not trust that)."""
-    from nbgrader.api import Gradebook
-    students = {"alice": ("Ann, \"the\" first", "O'Neil"), FORGED: ("Eve", "E"),
-                "z\nq": ("line\nbreak", "x"), "plain": ("P", "Q")}
-    with Gradebook(f"sqlite:///{state / 'gradebook.db'}", course_id=COURSE_ID) as book:
-        book.add_assignment("02-scoring", duedate="2026-01-31 23:59:00")
-        for student, (first, last) in students.items():
-            book.add_student(student, first_name=first, last_name=last)
-        for student in ("alice", FORGED):
-            book.add_submission("02-scoring", student)
-    return students
-
-
-def read_rows(path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-@pytest.mark.filterwarnings("ignore:Object of type <SubmittedAssignment> not in session")
-def test_grades_csv_parses_into_exactly_the_rows_the_gradebook_holds(course_state, tmp_path):
-    """Attack 8 and variants: a student id holding ``\\r`` and the text of a whole row, names
-    with commas, quotes and newlines. nbgrader's own export (shown for contrast) gains a forged
-    row for ``mallory``; the course's export has one row per student, every field exact."""
-    students = hostile_gradebook(course_state)
-    ours, stock = tmp_path / "grades.csv", tmp_path / "stock.csv"
-    instructor.nbgrader("export", f"--to={ours}", state=course_state)
-    instructor.nbgrader("export", f"--to={stock}",
-                    "--ExportApp.plugin_class=nbgrader.plugins.CsvExportPlugin", state=course_state)
-    assert "mallory" in {r["student_id"] for r in read_rows(stock)}, "the attack no longer bites"
-    rows = read_rows(ours)
-    assert sorted(r["student_id"] for r in rows) == sorted(students)
-    for row in rows:
-        first, last = students[row["student_id"]]
-        assert (row["first_name"], row["last_name"]) == (first, last)
-        assert row["assignment"] == "02-scoring" and float(row["score"]) == 0.0
-    assert ours.read_text().startswith('"assignment","duedate",')  # every field quoted
-
-
-def test_the_engines_csv_and_table_quote_learner_folder_names(tmp_path):
-    graded = [results.Result(f"/class/{name}/{ASSIGNMENT}/{NOTEBOOK}", ASSIGNMENT,
-                             [results.TestResult("t", "row_normalize", 1.0, 2.0, "failed", "x")],
-                             errors=["a cell raised\nValueError: a,\"b\"\r\n"])
-              for name in ("alice", FORGED, "\x1b[2Khidden", "z\nq")]
-    formats.write_csv(graded, tmp_path / "grades.csv")
-    rows = read_rows(tmp_path / "grades.csv")
-    assert [r["notebook"] for r in rows] == [r.notebook for r in graded]
-    assert all(r["errors"] == "a cell raised\nValueError: a,\"b\"\r\n" for r in rows)
-    table = formats.table(graded)
-    assert "\x1b" not in table and "\r" not in table
-    assert len(table.splitlines()) == len(graded) + 1
 
 
 # ------------------------------------------------------------------ collect in a private exchange
@@ -851,97 +758,6 @@ def test_learner_text_lands_escaped_and_honest_grading_is_unchanged(hostile_clas
     assert "&lt;img src\\=x onerror\\=" in table and "<img" not in table and "<script" not in table
     rendered = sanitize.clean_html(html_of_markdown(table))
     assert "onerror" in rendered and "<img" not in rendered  # shown, as text
-
-
-def html_of_markdown(text):
-    from nbconvert.filters.markdown_mistune import markdown2html_mistune
-    return markdown2html_mistune(text)
-
-
-def test_markdown_text_renders_as_exactly_its_text():
-    """Escaped learner text renders as that text (up to how markdown spaces it), never markup."""
-    import random
-    import re
-    from html import unescape
-    generator = random.Random(0)
-    alphabet = "ab <>&\"'`*_[]()!#|\\~-+.=:/\n$%{}^@;,?"
-    samples = ["<img src=x onerror=alert(1)>", "| a | b |", "[x](javascript:alert(1))", "**bold**",
-               "`code`", "a\\*b", "&lt;", "<!-- c -->", "# heading", "1. item", "- item"]
-    samples += ["".join(generator.choice(alphabet) for _ in range(40)) for _ in range(300)]
-    for sample in samples:
-        rendered = html_of_markdown(sanitize.markdown_text(sample))
-        assert "<img" not in rendered and "<a " not in rendered and "<script" not in rendered
-        text = unescape(rendered.replace("<br />", "\n").replace("<br>", "\n")
-                        .removeprefix("<p>").removesuffix("</p>\n"))
-        def spaced(value):
-            return re.sub(r"\s+", " ", value).strip()
-        assert spaced(text) == spaced(sample), (sample, rendered)
-
-
-def test_a_code_span_reads_as_its_text_in_a_file_and_renders_as_nothing_else():
-    """The instructor's report.md gives learner-derived text (flags) as code spans: read as a
-    plain file it carries no backslash escapes or entities, and rendered it is the text, never
-    markup."""
-    import random
-    import re
-    from html import unescape
-    generator = random.Random(1)
-    alphabet = "ab <>&\"'`*_[]()!#|\\~-+.=:/\n$%{}^@;,?"
-    samples = ["the cell that defines `row_normalize` assigns numpy.allclose",
-               "<img src=x onerror=alert(1)>", "``", "`", "[x](javascript:alert(1))", "**b**"]
-    samples += ["".join(generator.choice(alphabet) for _ in range(40)) for _ in range(300)]
-    for sample in samples:
-        span = sanitize.code_span(sample)
-        flat = " ".join(sample.split())
-        if not flat:
-            assert span == ""
-            continue
-        assert flat in span and "\\(" not in span.replace(flat, "")  # the text itself, unescaped
-        rendered = html_of_markdown(span)
-        assert "<img" not in rendered and "<a " not in rendered and "<em>" not in rendered
-        inner = re.fullmatch(r"<p><code>(.*)</code></p>\n?", rendered, re.S)
-        assert inner, (sample, rendered)
-        assert unescape(inner.group(1)).strip() == flat.strip(), (sample, rendered)
-    assert len(sanitize.code_span("x" * 10_000)) < 420
-
-
-def test_the_course_own_markdown_renders_the_same_once_sanitised():
-    """Every markdown cell of every released notebook (hints in <details>, tables, math) gives
-    the same HTML with the sanitiser as without, but for headings' anchor ids."""
-    import re
-    import nbformat
-    from nbconvert import HTMLExporter
-    exporter = HTMLExporter()
-    for assignment in ASSIGNMENTS:
-        notebook = nbformat.read(COURSE.assignment(assignment).release, as_version=4)
-        for cell in notebook.cells:
-            if cell.cell_type == "markdown":
-                html = exporter.markdown2html({"cell": cell}, cell.source)
-                assert sanitize.clean_html(html) == re.sub(r' id="[^"]*"', "", html)
-
-
-def test_feedback_tables_of_honest_work_read_as_before():
-    tests = [results.TestResult("row_normalize: rows sum to one", "row_normalize", 2.0, 2.0,
-                                "passed", ""),
-             results.TestResult("row_normalize: zero rows", "row_normalize", 0.0, 1.0, "failed",
-                                "the output of row_normalize with zero rows is nan")]
-    rendered = html_of_markdown(feedback_markdown("row_normalize", tests))
-    assert "<code>row_normalize</code>" in rendered and "<table>" in rendered
-    assert "rows sum to one" in rendered and "the output of row_normalize with zero rows is nan" \
-        in rendered and "2 / 2" in rendered
-
-
-def test_cleaning_keeps_markup_and_drops_what_could_act():
-    html = ('<p class="x" id="notebook" style="position:fixed" title="t">a <b>b</b></p>'
-            '<a href="https://example.org">ok</a><a href="data:text/html,x">no</a>'
-            '<img src="data:image/png;base64,AAAA" alt="i"><img src="https://tracker.example/p.png">'
-            '<details open><summary>s</summary>d</details><table><tr><td colspan="2">1</td></tr></table>')
-    cleaned = sanitize.clean_html(html)
-    assert '<p class="x" title="t">a <b>b</b></p>' in cleaned  # no id, no style
-    assert '<a href="https://example.org">ok</a>' in cleaned and "<a>no</a>" in cleaned
-    assert '<img src="data:image/png;base64,AAAA" alt="i">' in cleaned
-    assert "tracker" not in cleaned  # no image is fetched from elsewhere when a page opens
-    assert "<details open" in cleaned and '<td colspan="2">1</td>' in cleaned
 
 
 LIVE = """() => {

@@ -396,3 +396,16 @@ def formgrader_pages(paths, run=None):
 def gradebook(state):
     from nbgrader.api import Gradebook
     return Gradebook("sqlite:///" + str(state / "gradebook.db"))
+
+
+def read_csv_rows(path):
+    """The rows of a CSV file as dicts, read as Python's csv module reads it."""
+    import csv
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def html_of_markdown(text):
+    """Markdown as nbconvert renders it into the formgrader's and the feedback's HTML."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    return markdown2html_mistune(text)

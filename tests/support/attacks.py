@@ -410,3 +410,7 @@ def instructor(tmp_path_factory):
             yield name, homes[name]
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+# A student id that carries a whole forged row of grades.csv after a carriage return.
+FORGED = "x\r02-scoring,,,mallory,Mallory,M,,47.0,0.0,47.0,47.0"
