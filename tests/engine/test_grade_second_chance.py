@@ -12,7 +12,7 @@ import pytest
 
 from autograder.engine import catalogue, grade, kernel, notebook, reference
 from autograder.engine.options import Options
-from support import COURSE, sandbox_mode, write_notebook
+from support import COURSE, sandbox_mode, with_answers, write_notebook
 
 pytestmark = pytest.mark.slow
 
@@ -22,18 +22,6 @@ GRADED = ["softmax", "dot_score", "general_score", "additive_score", "attend", "
 
 def options():
     return Options(sandbox=sandbox_mode(), figures="off")
-
-
-def with_answers(assignment, answers, default="    raise NotImplementedError()\n"):
-    """The released notebook with each answer cell's source replaced: ``answers[grade_id]``, or
-    a stub that raises for the others."""
-    released = notebook.load(assignment.release)
-    for cell in released["cells"]:
-        gid = notebook.grade_id(cell)
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("solution") and cell["cell_type"] == "code":
-            cell["source"] = answers.get(gid, f"def {gid}(*args, **kwargs):\n{default}")
-    return released
 
 
 # A blank notebook that plays every trick known on the second chance: each function names every

@@ -31,7 +31,7 @@ import pytest
 from autograder.engine import grade, kernel, notebook, reference, wire
 from autograder.engine.oracle import Oracle
 from autograder.engine.options import Options
-from support import COURSE, sandbox_mode, write_notebook
+from support import COURSE, sandbox_mode, with_answers, write_notebook
 
 SCORING = COURSE.assignment("02-scoring")
 LEARNING = COURSE.assignment("08-learning-to-attend")
@@ -41,18 +41,6 @@ TESTS = Path(__file__).resolve().parents[1]
 
 def options(**settings):
     return Options(sandbox=sandbox_mode(), figures="off", **settings)
-
-
-def with_answers(assignment, answers, default="    raise NotImplementedError()\n"):
-    """The released notebook with each answer cell's source replaced: ``answers[grade_id]``, or
-    a stub that raises for the others."""
-    released = notebook.load(assignment.release)
-    for cell in released["cells"]:
-        gid = notebook.grade_id(cell)
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("solution") and cell["cell_type"] == "code":
-            cell["source"] = answers.get(gid, f"def {gid}(*args, **kwargs):\n{default}")
-    return released
 
 
 def solution_source(assignment, grade_id):

@@ -409,3 +409,16 @@ def html_of_markdown(text):
     """Markdown as nbconvert renders it into the formgrader's and the feedback's HTML."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
     return markdown2html_mistune(text)
+
+
+def with_answers(assignment, answers, default="    raise NotImplementedError()\n"):
+    """The released notebook with each answer cell's source replaced: ``answers[grade_id]``, or
+    a stub that raises for the others."""
+    from autograder.engine import notebook
+    released = notebook.load(assignment.release)
+    for cell in released["cells"]:
+        gid = notebook.grade_id(cell)
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution") and cell["cell_type"] == "code":
+            cell["source"] = answers.get(gid, f"def {gid}(*args, **kwargs):\n{default}")
+    return released
