@@ -23,6 +23,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import time
 import tomllib
 from pathlib import Path
 from typing import Any, Sequence
@@ -132,7 +133,7 @@ class Assignment:
     def solution(self) -> Path:
         """The instructor notebook (the only notebook of the assignment's solutions folder)."""
         folder = self.course.solutions_folder / self.name
-        found = sorted(folder.glob("*.ipynb"))
+        found = _notebooks(folder)
         if len(found) != 1:
             raise LookupError(f"expected one notebook in {folder}, found {len(found)}")
         return found[0]
@@ -157,6 +158,26 @@ class Assignment:
 
     def __str__(self) -> str:
         return self.name
+
+
+# The notebooks of a folder, by the folder's status when they were listed: a suite asks for its
+# assignment's solution on every call of a catalogued mistake, and a folder's times change
+# whenever a file in it is added, removed or renamed. A listing is kept only once the folder has
+# been still for STILL_NS: a change within the clock's tick of the last one would keep its times.
+_listings: dict[Path, tuple[tuple[Any, ...], list[Path]]] = {}
+STILL_NS = 2_000_000_000
+
+
+def _notebooks(folder: Path) -> list[Path]:
+    """The ``*.ipynb`` files of ``folder``, sorted, listed again only when the folder changed."""
+    now = _status(folder)
+    known = _listings.get(folder)
+    if known is not None and known[0] == now:
+        return list(known[1])
+    found = sorted(folder.glob("*.ipynb"))
+    if now and time.time_ns() - now[2] > STILL_NS:
+        _listings[folder] = (now, found)
+    return list(found)
 
 
 # The digest of files whose status (size, times, inode) has not changed since it was computed.
