@@ -263,12 +263,13 @@ def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
     # Scores are read from the exceptions themselves (_Plugin), so pytest formats failures the
     # cheap way (--tb=native: a long traceback parses the source of every frame, 60 ms for each
     # failing test) and does not collect garbage after every session to look for unraisable
-    # exceptions, which no score reads either.
+    # exceptions, which no score reads either. Nor is any assert rewritten (--assert=plain): a
+    # score reads the kit's exceptions, never an assertion's words, and rewriting parsed the
+    # suite's source again on every run.
     args = [str(path), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
             "-p", "no:unraisableexception", "-p", "no:threadexception", "--tb=native",
-            "--import-mode=importlib", "-c", os.devnull, "--rootdir", str(path),
-            "--confcutdir", str(assignment.course.suites_folder),
-            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+            "--assert=plain", "--import-mode=importlib", "-c", os.devnull, "--rootdir", str(path),
+            "--confcutdir", str(assignment.course.suites_folder)]
     if select:
         args += ["-k", select]
     out = io.StringIO()
