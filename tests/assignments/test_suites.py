@@ -139,14 +139,17 @@ def test_a_stub_earns_nothing(assignment):
     """A graded function replaced by a stub (None, its first argument, zeros, 0) earns 0 points:
     no hygiene test (nothing changed in place, nothing printed) counts beside failing values
     (suite.hygiene_counts_with_values), and every test whose answer is 0 or the input itself has
-    a control the stub fails. The rest of the reference keeps its points."""
+    a control the stub fails. Only the stubbed function's tests are run: they are the ones asked
+    about (test_mutant_loses_points_on_its_function_and_nowhere_else holds the others)."""
     found = COURSE.assignment(assignment)
     namespace = reference.namespace(found)
     earned = []
     for function in sorted({t.exercise for t in graded_reference(assignment).tests}):
         for label, stub in STUBS.items():
-            result = grade.grade_local(found, {**namespace, function: stub}, retry=False)
-            got = [t.name for t in result.tests if t.exercise == function and t.score > 0]
+            tests = suite.run(found, suite.local_caller({**namespace, function: stub}), 120,
+                              exercises=[function])
+            assert tests and all(t.exercise == function for t in tests)
+            got = [t.name for t in tests if t.score > 0]
             if got:
                 earned.append(f"{function} {label}: {got}")
     assert earned == []
