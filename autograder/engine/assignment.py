@@ -160,12 +160,14 @@ class Assignment:
         return self.name
 
 
+# What a file's or folder's status vouches for is kept only once it has been still for STILL_NS
+# (:func:`_settled`): a change within the clock's tick of the one before would keep its times.
+STILL_NS = 2_000_000_000
+
 # The notebooks of a folder, by the folder's status when they were listed: a suite asks for its
 # assignment's solution on every call of a catalogued mistake, and a folder's times change
-# whenever a file in it is added, removed or renamed. A listing is kept only once the folder has
-# been still for STILL_NS: a change within the clock's tick of the last one would keep its times.
+# whenever a file in it is added, removed or renamed.
 _listings: dict[Path, tuple[tuple[Any, ...], list[Path]]] = {}
-STILL_NS = 2_000_000_000
 
 
 def _notebooks(folder: Path) -> list[Path]:
@@ -175,7 +177,7 @@ def _notebooks(folder: Path) -> list[Path]:
     if known is not None and known[0] == now:
         return list(known[1])
     found = sorted(folder.glob("*.ipynb"))
-    if now and time.time_ns() - now[2] > STILL_NS:
+    if _settled(now):
         _listings[folder] = (now, found)
     return list(found)
 
@@ -195,8 +197,17 @@ def contents_digest(paths: Sequence[Path]) -> str:
         return known[1]
     found = hashlib.sha256(b"".join(p.read_bytes() + b"\0" if p.exists() else b"\0"
                                     for p in key)).hexdigest()
-    _digests[key] = (now, found)
+    if all(_settled(status) for status in now):
+        _digests[key] = (now, found)
     return found
+
+
+def _settled(status: tuple[Any, ...]) -> bool:
+    """Whether a :func:`_status` can stand for what it was read with: the path is missing (its
+    creation changes the status), or it last changed more than STILL_NS ago. The change time
+    counts too: it is the kernel's, and a modification time set back (``os.utime``, a copy that
+    keeps times) does not make a file older."""
+    return not status or time.time_ns() - max(status[2], status[3]) > STILL_NS
 
 
 def _status(path: Path) -> tuple[Any, ...]:
