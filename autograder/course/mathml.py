@@ -25,6 +25,7 @@ page's :class:`Budget` of formulas, characters and time, once spent, leaves the 
 from __future__ import annotations
 
 import bisect
+import functools
 import html
 import re
 import time
@@ -249,6 +250,17 @@ def to_mathml(tex: str, display: bool,
         return None, OVER_BUDGET
     if len(tex) > FORMULA_CHARACTERS:
         return None, TOO_LONG
+    # a class's pages share most formulas: the short ones are converted once per process
+    convert_once = _kept_conversion if len(tex) <= KEPT_CHARACTERS else _converted
+    return convert_once(tex, display)
+
+
+KEPT_CHARACTERS = 600  # a formula converted once per process, of at most this many characters,
+KEPT_FORMULAS = 2048   # and this many, the last used (some megabytes at most)
+
+
+def _converted(tex: str, display: bool) -> tuple[str, None] | tuple[None, str]:
+    """:func:`to_mathml` once the page's budget allows ``tex``: a function of its arguments alone."""
     if tex_depth(tex) > FORMULA_DEPTH:
         return None, TOO_DEEP
     tex = PRIMES.sub(lambda m: "^{" + r"\prime" * len(m.group(0)) + "}", tex)  # f'' -> f^{..}
@@ -260,6 +272,9 @@ def to_mathml(tex: str, display: bool,
         return None, TOO_DEEP
     made = made.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
     return clean_mathml(made), None
+
+
+_kept_conversion = functools.lru_cache(maxsize=KEPT_FORMULAS)(_converted)
 
 
 def clean_mathml(markup: str) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import html
 import re
+import threading
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
@@ -69,6 +70,7 @@ CELL_TAGS = 2000           # tags in one cell's HTML (cleaning nested tags grows
 FORMATTING_TAGS = 400      # of them formatting tags (b, i, a...), the square's worst; course's: 40
 HTML_DEPTH = 100           # levels of elements in one cell's HTML, formulas included
 HIGHLIGHTED = 20_000       # characters of a code cell highlighted, cut at a line's end
+KEPT_CHARACTERS = 8_000_000  # of cells rendered, kept by each filter for the pages that share them
 TAG_START = re.compile(r"</?[A-Za-z]")
 ELEMENT = re.compile(r"<[A-Za-z]")
 FORMATTING = re.compile(r"<(?:a|b|big|code|em|font|i|nobr|s|small|strike|strong|tt|u)[\s/>]",
@@ -229,6 +231,44 @@ def page_budget(context: Context) -> mathml.Budget:
     return budget
 
 
+class Kept:
+    """What a filter made of a text, kept for the texts it meets again (a class's pages share their
+    locked cells): at most :data:`KEPT_CHARACTERS` of keys and values in all, the oldest let go
+    first; a text longer than a tenth of that is not kept."""
+
+    def __init__(self) -> None:
+        self.items: dict[Any, str] = {}
+        self.characters = 0
+        self.lock = threading.Lock()  # the formgrader renders pages in threads
+
+    @staticmethod
+    def _size(key: Any, value: str) -> int:
+        return sum(len(part) for part in key if isinstance(part, str)) + len(value)
+
+    def get(self, key: Any) -> str | None:
+        with self.lock:
+            return self.items.get(key)
+
+    def put(self, key: Any, value: str) -> None:
+        size = self._size(key, value)
+        with self.lock:
+            if size > KEPT_CHARACTERS // 10 or key in self.items:
+                return
+            while self.items and self.characters + size > KEPT_CHARACTERS:
+                oldest = next(iter(self.items))
+                self.characters -= self._size(oldest, self.items.pop(oldest))
+            self.items[key] = value
+            self.characters += size
+
+
+def page_path(context: Context) -> str:
+    """The folder of the notebook a page is made of (nbconvert's resources), for relative links."""
+    resources = context.get("resources")
+    metadata = resources.get("metadata") if isinstance(resources, dict) else None
+    path = metadata.get("path", "") if isinstance(metadata, dict) else ""
+    return path if isinstance(path, str) else str(path)
+
+
 @pass_context  # marks the class, so its instances too: Jinja passes them the template's context
 class SafeMarkdown(LoggingConfigurable):
     """The exporter's ``markdown2html`` filter, then :func:`clean_html` on the HTML it made, then
@@ -238,6 +278,10 @@ class SafeMarkdown(LoggingConfigurable):
     Registered in its place by name (``HTMLExporter.filters``), it is made with the exporter as
     its parent, whose settings it renders with and whose context Jinja passes."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rendered = Kept()  # a cell's cleaned HTML, before its formulas
+
     def __call__(self, context: Context, source: str | list[str]) -> str:
         source = "".join(source) if isinstance(source, list) else str(source)
         budget = page_budget(context)
@@ -246,14 +290,22 @@ class SafeMarkdown(LoggingConfigurable):
         if budget.out_of_time():
             return as_text(source, "a cell past the time its page renders in")
         protected, held = protect(source)
-        try:
-            made = self.markdown(context, protected)
-        except Exception:  # nbconvert's heading anchors recurse once per level of a heading's
-            return as_text(source, "a cell the page could not render")  # tags, and more
-
-        if too_many_tags(made):
-            return as_text(source, "a cell with more tags than the page renders")
-        made = mathml.render_math(restore(clean_html(made), held), budget)
+        cell = context.get("cell") or {}
+        # a cell without attachments renders the same on every page this exporter makes: a
+        # class's pages share their locked cells, rendered once
+        key = None if cell.get("attachments") else (protected, page_path(context))
+        cleaned = self.rendered.get(key) if key else None
+        if cleaned is None:
+            try:
+                made = self.markdown(context, protected)
+            except Exception:  # nbconvert's heading anchors recurse once per level of a heading's
+                return as_text(source, "a cell the page could not render")  # tags, and more
+            if too_many_tags(made):
+                return as_text(source, "a cell with more tags than the page renders")
+            cleaned = clean_html(made)
+            if key:
+                self.rendered.put(key, cleaned)
+        made = mathml.render_math(restore(cleaned, held), budget)
         if mathml.markup_depth(made) > HTML_DEPTH:
             return as_text(source, "a cell nested deeper than the page renders")
         if not budget.take_tags(len(ELEMENT.findall(made))):
@@ -265,12 +317,9 @@ class SafeMarkdown(LoggingConfigurable):
         :class:`Attachments`."""
         exporter = cast("HTMLExporter", self.parent)  # the exporter whose filter this is
         cell = context.get("cell") or {}
-        resources = context.get("resources")
-        metadata = resources.get("metadata") if isinstance(resources, dict) else None
         renderer = BoundedRenderer(
             escape=False, attachments=Attachments(cell.get("attachments")),
-            embed_images=exporter.embed_images,
-            path=metadata.get("path", "") if isinstance(metadata, dict) else "",
+            embed_images=exporter.embed_images, path=page_path(context),
             anchor_link_text=exporter.anchor_link_text,
             exclude_anchor_links=exporter.exclude_anchor_links, **exporter.lexer_options)
         return MarkdownWithMath(renderer=renderer).render(source)
@@ -290,9 +339,24 @@ class SafeHighlight(Highlight2HTML):
     """nbconvert's ``highlight_code`` filter on a code cell's first :data:`HIGHLIGHTED`
     characters (to a line's end), the rest shown plain in the same block."""
 
+    highlighted = Kept()  # for the process: the exporter makes this filter anew for each page
+
     def __call__(self, source: str | list[str], language: str | None = None,
                  metadata: dict[str, Any] | None = None) -> str:
         source = "".join(source) if isinstance(source, list) else str(source)
+        magics = metadata.get("magics_language") if isinstance(metadata, dict) else None
+        key = None if not isinstance(magics, (str, type(None))) else (
+            source, language or self.pygments_lexer, magics,
+            repr(sorted(self.extra_formatter_options.items())))
+        made = self.highlighted.get(key) if key else None
+        if made is None:
+            made = self._highlight(source, language, metadata)
+            if key:
+                self.highlighted.put(key, made)
+        return made
+
+    def _highlight(self, source: str, language: str | None,
+                   metadata: dict[str, Any] | None) -> str:
         if len(source) <= HIGHLIGHTED:
             # nbconvert's filter is unannotated
             highlighted: str = super().__call__(source, language, metadata)  # type: ignore[no-untyped-call]

@@ -74,7 +74,9 @@ def renderer(make, n):
     source = make(n)
     assert len(source) <= sanitize.CELL_CHARACTERS
 
-    def once():
+    def once():  # rendered afresh each time: what is kept of a text met before is not measured
+        render.rendered = sanitize.Kept()
+        mathml._kept_conversion.cache_clear()
         context = environment.from_string("").new_context({"resources": {}, "cell": {}})
         return render(context, source)
     made = once()
@@ -350,6 +352,45 @@ def test_a_missing_attachment_does_not_stop_the_page():
         valid(made)
         assert 'alt="a figure"' in made and 'alt="odd"' in made and "<math" in made
         assert 'src="data:image/png;base64,iVBORw0KGgo="' in made
+
+
+def test_a_cell_met_again_renders_as_it_did_the_first_time_and_counts_against_its_page():
+    """A class's pages share their locked cells, so a filter keeps what it made of a cell for the
+    next page that holds it: the same HTML as a fresh exporter makes, each page's budget still
+    counted for it, and never the rendering of a cell whose attachments differ."""
+    one = exporter("formgrade")
+    cells = [answer("A figure: ![x](attachment:x.png) and $\\beta_1$",
+                    attachments={"x.png": {"image/png": "iVBORw0KGgo="}}),
+             answer("A figure: ![x](attachment:x.png) and $\\beta_1$",
+                    attachments={"x.png": {"image/png": "R0lGODlh"}}),
+             answer("Weights $\\alpha_{t,i}$ and <b>bold</b>, `code`"),
+             nbformat.v4.new_code_cell("def f(x):\n    return x @ x.T  # kept\n")]
+    fresh = page(cells)
+    for _ in range(2):
+        again, _ = one.from_notebook_node(nbformat.v4.new_notebook(cells=cells),
+                                          resources=dict(RESOURCES))
+        assert again == fresh
+    assert 'base64,iVBORw0KGgo=' in fresh and 'base64,R0lGODlh' in fresh
+    assert one.environment.filters["markdown2html"].rendered.items  # kept, and served
+    # a page of the same cell many times: each still counts its elements against the page's
+    cell = "<div>" + "<p>a</p>" * 999 + "</div>"
+    for _ in range(2):
+        made, _ = one.from_notebook_node(nbformat.v4.new_notebook(
+            cells=[answer(cell)] * (mathml.PAGE_TAGS // 1000 + 2)), resources=dict(RESOURCES))
+        assert made.count("a cell past what its page renders") == 2
+
+
+def test_what_a_filter_keeps_is_bounded():
+    kept = sanitize.Kept()
+    big = "x" * (sanitize.KEPT_CHARACTERS // 10 + 1)
+    kept.put((big, ""), "made")
+    assert kept.get((big, "")) is None  # too long to keep
+    piece = "y" * (sanitize.KEPT_CHARACTERS // 50)
+    for n in range(200):
+        kept.put((f"{n}", ""), piece)
+        assert kept.characters <= sanitize.KEPT_CHARACTERS
+    assert kept.get(("199", "")) == piece and kept.get(("0", "")) is None  # the oldest let go
+    assert kept.characters == sum(len(k[0]) + len(v) for k, v in kept.items.items())
 
 
 def test_a_deep_html_output_is_named_not_shown():
