@@ -1,14 +1,16 @@
 """One run of each solution notebook at ``SEED = 0``, shared by the tests that read it.
 
-The run is the one JupyterLab makes (a fresh python3 kernel, matplotlib's inline backend), with
-one BLAS thread as ``make bench`` measures, and with three cells added: a probe first, which
-records each figure's titles and any series that look alike apart from colour
-(tests/assignments/test_figures.py reads it); its report; and, last, the value of every claim
+The run is the one JupyterLab makes (a fresh python3 kernel, IPython's stock one, matplotlib's
+inline backend), with one BLAS thread as ``make bench`` measures, and with three cells added: a
+probe first, which records each figure's titles and any series that look alike apart from colour
+(tests/assignments/test_figures.py reads it; the lab's accessibility test compares its figures'
+text with the lab's); its report; and, last, the value of every claim
 checked at ``SEED = 0`` (tests/assignments/test_claims.py), those about an optional run that only
 demonstrations make included (:func:`shared_settings`). Each notebook is run once per test
 process: the tests that read it share an xdist group (:func:`group`), so they share the process.
 """
 import contextlib
+import copy
 import dataclasses
 import functools
 import json
@@ -107,6 +109,15 @@ class Run:
     notebook: object    # the executed solution notebook, without the added cells
     probe: list         # per figure drawn: {"titles", "alike"}
     values: dict        # claim value expression -> its value (or the error, as text)
+    optional: frozenset = frozenset()  # indices of the cells a shared setting switched on
+
+    def as_committed(self):
+        """The executed notebook without the outputs of the optional runs (what Run All makes of
+        the notebook as committed, where those runs are off)."""
+        shown = copy.deepcopy(self.notebook)
+        for index in self.optional:
+            shown.cells[index].outputs = []
+        return shown
 
 
 def group(assignment):
@@ -175,10 +186,14 @@ def run(assignment):
     notebook.cells.insert(0, nbformat.v4.new_code_cell(PROBE))
     notebook.cells += [nbformat.v4.new_code_cell(REPORT), nbformat.v4.new_code_cell(
         readout([c.value for c in seed_zero_claims(assignment)]))]
-    with environment(ONE_THREAD, removed=("MPLBACKEND",)):    # the inline backend, as in JupyterLab
+    # the inline backend, as in JupyterLab; IPython's stock kernel, whatever JUPYTER_PATH adds
+    with environment(ONE_THREAD, removed=("MPLBACKEND", "JUPYTER_PATH")):
         execute(notebook, path.parent)
     printed = "".join(o.get("text", "") for o in notebook.cells[-2].outputs)
     probe = json.loads(printed.split(FIGURE_MARKER, 1)[1])
     values = read_values(notebook.cells[-1])
     notebook.cells = notebook.cells[1:-2]
-    return Run(notebook, probe, values)
+    names = {claims.SETTING.fullmatch(s).group(1) for s in shared_settings(assignment)}
+    optional = frozenset(i for i, c in enumerate(notebook.cells) if c.cell_type == "code"
+                         and demonstrations.tagged(c) and names & demonstrations.reads(c.source))
+    return Run(notebook, probe, values, optional)

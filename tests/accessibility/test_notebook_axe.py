@@ -15,10 +15,10 @@ import re
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from support import COURSE, execute
+import seed_zero
+from support import COURSE
 from support.browser import (TOKEN, axe_source, browser, dismiss_notifications,  # noqa: F401
                              jupyterlab)
 
@@ -59,19 +59,19 @@ def figure_alts(notebook):
 RUNNING = "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].some(p => p.textContent.includes('*'))"
 
 
-@pytest.mark.parametrize("assignment", ["08-learning-to-attend", "11-transformer-block"])
+@pytest.mark.parametrize("assignment", [pytest.param(a, marks=seed_zero.group(a)) for a in
+                                        ("08-learning-to-attend", "11-transformer-block")])
 def test_a_notebook_run_in_the_learners_lab(assignment, browser, axe_source, tmp_path,  # noqa: F811
                                              monkeypatch):
     """The solution runs top to bottom in the lab `make lab` starts, in the course's kernel, as a
     learner's *Run All Cells*: every figure is an image whose alt text is the figure in words, the
     same as IPython's stock kernel gives once the notebook imports helpers (nbclient, as the
-    grader and the other tests run notebooks), and axe finds no image without its text."""
+    grader and the other tests run notebooks: the run at SEED = 0 that the claims and figures
+    tests read, tests/seed_zero.py), and axe finds no image without its text."""
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         monkeypatch.setenv(name, "1")
-    monkeypatch.delenv("MPLBACKEND", raising=False)      # the inline backend, as in JupyterLab
-    monkeypatch.delenv("JUPYTER_PATH", raising=False)    # nbclient: IPython's stock kernel
     source = COURSE.assignment(assignment).solution
-    stock = execute(nbformat.read(source, as_version=4), source.parent)
+    stock = seed_zero.run(assignment).as_committed()  # no optional run: the lab runs none
     figures = figure_count(stock)
     assert figures >= {"08-learning-to-attend": 9}.get(assignment, 3), (
         f"{assignment} shows {figures} figures")
