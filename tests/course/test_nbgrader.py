@@ -236,3 +236,25 @@ def test_nbgrader_reads_a_normalised_copy_made_by_the_bounded_reader(tmp_path, c
     for refused in (bomb, big, link):
         read, _ = exporter.from_filename(str(refused), resources=dict(resources))
         assert nbformat.reads(read, as_version=4).cells == release.cells, refused
+
+
+def test_a_new_gradebook_is_stamped_with_the_revision_alembic_names(tmp_path):
+    """The course's nbgrader commands learn the newest revision of nbgrader's database schema
+    from alembic in their own process (autograder/course/nbgrader_launch.py): it is the revision
+    stock nbgrader reads from the ``alembic heads`` command, and a gradebook a course command
+    creates is stamped with it."""
+    import sqlite3
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from autograder.course import folders, nbgrader_launch
+    env = instructor.nbgrader_env()
+    stock = subprocess.run([sys.executable, "-c", "from nbgrader.api import get_alembic_version;"
+                            " print(get_alembic_version())"], env=env, capture_output=True,
+                           text=True, timeout=300, check=True).stdout.strip()
+    assert stock and nbgrader_launch.alembic_head() == stock
+    state = tmp_path / "state"
+    instructor.nbgrader("db", "student", "add", "learner01", state=state, cwd=REPO)
+    with sqlite3.connect(Path(folders.gradebook_path(state))) as book:
+        assert book.execute("SELECT version_num FROM alembic_version").fetchall() == [(stock,)]
