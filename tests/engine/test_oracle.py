@@ -49,7 +49,9 @@ def test_only_functions_put_in_place_are_computed(oracle):
 
 @pytest.mark.parametrize("prompt", [
     "not json", "[1, 2]", '{"oracle": "softmax_entropy"}', '{"oracle": "softmax_entropy", '
-    '"args": {"__ndarray__": "AAAA"}, "kwargs": {}}', "[" * 100_000, "[" + "[]," * 300_000 + "[]]"])
+    '"args": {"__ndarray__": "AAAA"}, "kwargs": {}}', "[" * 100_000, "[" + "[]," * 300_000 + "[]]"],
+    ids=["not json", "a list", "no args", "an array marker", "100,000 brackets",
+         "300,000 empty lists"])  # a test's id is its prompt otherwise, up to 900 kB of it
 def test_a_request_that_is_not_plain_data_is_refused_with_a_sentence(oracle, prompt):
     answer = json.loads(oracle.answer(prompt, {}, time.monotonic() + 30))
     assert answer["ok"] is False and answer["message"]

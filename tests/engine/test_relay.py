@@ -59,7 +59,7 @@ def test_the_relay_passes_jupyter_messages_in_any_chunking(step):
     assert verdict(stream, step) == ("", len(stream))
 
 
-@pytest.mark.parametrize("name, stream, words", [
+LIMITS = [
     ("a message of many small frames", message(*[b"x" * 200] * 40), "frames"),
     ("a message of many 1 MiB frames", message(*[b"x" * (1 << 20)] * 600), "bytes"),
     ("one frame over the cap", frame(b"x" * (relay.MAX_MESSAGE_BYTES + 1)), "frame of"),
@@ -67,7 +67,12 @@ def test_the_relay_passes_jupyter_messages_in_any_chunking(step):
     ("reserved flag bits", b"\x80\x01x", "malformed"),
     ("a command with MORE", b"\x05\x01x", "malformed"),
     ("a huge command", b"\x06" + (1 << 40).to_bytes(8, "big"), "frame of"),
-])
+]
+
+
+# each case is named by its name: pytest would otherwise write the stream into the test's id
+# (600 MiB of it, which the worker cannot send back to the controller)
+@pytest.mark.parametrize("name, stream, words", LIMITS, ids=[case[0] for case in LIMITS])
 def test_the_relay_refuses_what_breaks_a_limit_before_its_end(name, stream, words):
     problem, at = verdict(GREETING + stream, 4096)
     assert words in problem, (name, problem)
