@@ -81,3 +81,27 @@ def test_the_lock_resolves_for_every_stated_python(tmp_path):
         outcomes = list(pool.map(resolve, PYTHONS))
     failed = {version: errors for version, code, errors in outcomes if code != 0}
     assert not failed, failed
+
+
+def test_the_locked_pytest_keeps_an_xdist_group_on_one_worker(tmp_path):
+    """`make test` runs with --dist loadgroup: the tests of one xdist group (the real accounts',
+    the wheelhouse's, each notebook's run at SEED = 0) must share a worker, one after another.
+    pytest 9.2 derives a test's id from a structured form that pytest-xdist 3.8 cannot add a
+    group's name to, and every group then spread over the workers (each test of a shared run made
+    the run again); the lock pins a pytest that keeps them together."""
+    (tmp_path / "test_grouped.py").write_text(
+        "import os\nimport pytest\n\n"
+        "@pytest.mark.parametrize('n', [pytest.param(n, marks=pytest.mark.xdist_group('one'))\n"
+        "                               for n in range(8)] + list(range(8, 16)))\n"
+        "def test_where(n, tmp_path_factory):\n"
+        "    out = tmp_path_factory.getbasetemp().parent.parent / f'ran-{n}'\n"
+        "    out.write_text(os.environ['PYTEST_XDIST_WORKER'])\n")
+    (tmp_path / "base").mkdir()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "3", "--dist", "loadgroup", "-q",
+                           "-p", "no:cacheprovider", "-p", "no:randomly", "--basetemp",
+                           str(tmp_path / "base" / "t"), str(tmp_path / "test_grouped.py")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    workers = {n: (tmp_path / "base" / f"ran-{n}").read_text() for n in range(16)}
+    assert len({workers[n] for n in range(8)}) == 1, workers  # the group: one worker
+    assert len(set(workers.values())) > 1, workers  # and the others spread as usual
