@@ -51,7 +51,8 @@ def runs():
                 found.add((seed, claim.setting))
         for seed, setting in sorted(found):
             name = f"{assignment}-seed{seed}" + (f"-{setting.split(' = ')[0]}" if setting else "")
-            shared = seed == 0 and not setting   # the run the figures' test reads too
+            # the run the figures' test reads too
+            shared = seed == 0 and (not setting or setting in seed_zero.shared_settings(assignment))
             yield pytest.param(assignment, seed, setting, id=name,
                                marks=seed_zero.group(assignment) if shared else ())
 
@@ -183,13 +184,6 @@ def test_experiments_derive_every_generator_from_one_seed(assignment):
 
 # ---------------------------------------------------------------- the numbers
 
-def replace_line(notebook, line, new, what):
-    """Replace the one line of the notebook's code cells that matches ``line`` (a pattern)."""
-    found = [c for c in notebook.cells if c.cell_type == "code" and line.search(c.source)]
-    assert len(found) == 1, f"no single line {what} to replace"
-    found[0].source = line.sub(new, found[0].source)
-
-
 def executed_values(assignment, seed, setting, expressions):
     """Run the solution notebook with ``SEED = seed`` (and the ``setting`` line, if any) in a fresh
     kernel; the value of each expression in its namespace at the end (a float, or the error it
@@ -198,14 +192,37 @@ def executed_values(assignment, seed, setting, expressions):
     path = COURSE.assignment(assignment).solution
     notebook = nbformat.read(path, as_version=4)
     if seed != 0:
-        replace_line(notebook, SEED_LINE, f"SEED = {seed}", "`SEED = 0`")
+        seed_zero.replace_line(notebook, SEED_LINE, f"SEED = {seed}", "`SEED = 0`")
     if setting:
-        name = claims.SETTING.fullmatch(setting).group(1)
-        replace_line(notebook, re.compile(rf"^{name} = .*$", re.M), setting, f"`{name} = ...`")
+        seed_zero.apply_setting(notebook, setting)
     notebook.cells.append(nbformat.v4.new_code_cell(seed_zero.readout(expressions)))
     with seed_zero.environment({**seed_zero.ONE_THREAD, "MPLBACKEND": "agg"}):
         execute(notebook, path.parent)
     return seed_zero.read_values(notebook.cells[-1])
+
+
+def test_one_run_serves_a_setting_only_when_it_switches_on_demonstrations_alone():
+    """The run at ``SEED = 0`` makes an optional run too when its setting changes nothing else
+    the notebook computes (tests/seed_zero.py); otherwise the setting gets a run of its own."""
+    import nbformat
+
+    def cell(source, demonstration=False):
+        made = nbformat.v4.new_code_cell(source)
+        if demonstration:
+            made.metadata["tags"] = ["demonstration"]
+        return made
+
+    cells = [cell("SEED = 0\nrng = make(SEED)"), cell("LONGER = False"),
+             cell("if LONGER:\n    longer = train(3000)", demonstration=True), cell("x = f(rng)")]
+    shared = seed_zero.switches_on_demonstrations_alone
+    assert shared("LONGER = True", cells, {"x", "f", "rng"})
+    assert not shared("SEED = 3", cells, {"x"})  # every generator changes
+    assert not shared("LONGER = True", cells, {"longer"})  # a claim at SEED = 0 reads what it binds
+    read_elsewhere = cells[:3] + [cell("x = f(rng) if LONGER else 0")]
+    assert not shared("LONGER = True", read_elsewhere, {"x"})
+    assert not shared("LONGER = True", cells + [cell("LONGER = 1")], {"x"})  # bound twice
+    assert not shared("WIDTH = 64", cells, {"x"})  # no such line
+    assert seed_zero.shared_settings("12-real-words") == ("LONGER_RUN = True",)
 
 
 @not_in_sweep
@@ -217,7 +234,7 @@ def test_claims_hold(assignment, seed, setting):
                if ((seed == 0 and c.rate is None) or c.every_seed) and c.setting == setting]
     if not entries:
         return
-    if seed == 0 and not setting:
+    if seed == 0 and (not setting or setting in seed_zero.shared_settings(assignment)):
         values = seed_zero.run(assignment).values
     else:
         values = executed_values(assignment, seed, setting, [c.value for c in entries])
