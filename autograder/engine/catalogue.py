@@ -20,14 +20,17 @@ whose suite is running (:func:`running`), of the course being graded.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import contextvars
 import copy
 import dataclasses
 import functools
+import hashlib
 import importlib.util
 import inspect
 import json
+import pickle
 import re
 import textwrap
 import warnings
@@ -180,7 +183,7 @@ def mistakes(assignment: Assignment | str, exercise: str, *args: Any, pick: int 
     results: dict[str, Any] = {}
     named: dict[str, Entry] = {}
     for entry in mutants(assignment, exercise):
-        value = _run(entry.namespace(), exercise, args, kwargs, pick)
+        value = _remembered_run(assignment, entry, exercise, args, kwargs, pick)
         if value is not _FAILED:
             results[entry.description] = value
             named[entry.description] = entry
@@ -201,10 +204,11 @@ def matching_mistakes(assignment: Assignment | str, exercise: str, inputs: Input
     saying whether it is wrong in the way the learner's was. A mistake that raises on any input
     does not match. For results that no tolerance can compare (random ones), where the suite knows
     what "wrong in the same way" means; otherwise use :func:`mistakes`. Trusted code only."""
+    assignment = resolve(assignment)
     found = []
     for entry in mutants(assignment, exercise):
         for args, kwargs, matches in inputs:
-            value = _run(entry.namespace(), exercise, args, kwargs, None)
+            value = _remembered_run(assignment, entry, exercise, args, kwargs, None)
             try:
                 if value is _FAILED or not matches(value):
                     break
@@ -229,6 +233,64 @@ def _run(namespace: dict[str, Any], exercise: str, args: Sequence[Any], kwargs: 
         return value[pick] if pick is not None else value
     except Exception:
         return _FAILED
+
+
+# What trusted code (a mutant, or the reference) returned on an input, kept by the process that
+# grades (a pool's worker grades a class: learners who make the same mistake get the same table
+# without running every mutant again). The key is everything the value depends on: the solution
+# notebook's contents (the namespace an entry runs in), the entry's own source, the function, the
+# part picked and the pickled arguments (wire markers and generators with their state); a value
+# is kept as its pickle, so each caller gets its own copy. Bounded in entries and bytes; a value
+# or an argument that cannot be pickled, or a large one, is computed every time.
+MEMO_ENTRIES = 4096
+MEMO_BYTES = 64 << 20
+MEMO_VALUE_BYTES = 4 << 20
+_memo: collections.OrderedDict[bytes, bytes | None] = collections.OrderedDict()
+_memo_bytes = 0
+
+
+def _memo_key(assignment: Assignment, entry: Entry | None, exercise: str, args: Sequence[Any],
+              kwargs: dict[str, Any], pick: int | None) -> bytes | None:
+    try:
+        pickled = pickle.dumps((list(args), sorted(kwargs.items())), protocol=5)
+    except Exception:
+        return None
+    if len(pickled) > MEMO_VALUE_BYTES:
+        return None
+    who = ("reference", "") if entry is None else (entry.kind, entry.source)
+    digest = hashlib.blake2b(digest_size=32)
+    for part in (str(assignment.solution), contents_digest([assignment.solution]), *who,
+                 exercise, repr(pick)):
+        digest.update(part.encode("utf-8") + b"\0")
+    digest.update(pickled)
+    return digest.digest()
+
+
+def _remembered_run(assignment: Assignment, entry: Entry | None, exercise: str,
+                    args: Sequence[Any], kwargs: dict[str, Any], pick: int | None) -> Any:
+    """``entry``'s ``exercise`` (the reference's when ``entry`` is None) on these arguments, as
+    :func:`_run` returns it, remembered by the process (see ``_memo``)."""
+    global _memo_bytes
+    key = _memo_key(assignment, entry, exercise, args, kwargs, pick)
+    if key is not None and key in _memo:
+        _memo.move_to_end(key)
+        kept = _memo[key]
+        return _FAILED if kept is None else pickle.loads(kept)
+    namespace = reference.namespace(assignment) if entry is None else entry.namespace()
+    value = _run(namespace, exercise, args, kwargs, pick)
+    if key is None:
+        return value
+    try:
+        kept = None if value is _FAILED else pickle.dumps(value, protocol=5)
+    except Exception:
+        return value
+    if kept is not None and len(kept) > MEMO_VALUE_BYTES:
+        return value
+    _memo[key] = kept
+    _memo_bytes += len(kept or b"")
+    while len(_memo) > MEMO_ENTRIES or _memo_bytes > MEMO_BYTES:
+        _memo_bytes -= len(_memo.popitem(last=False)[1] or b"")
+    return value
 
 
 def _private(value: Any, namespace: dict[str, Any]) -> Any:
@@ -314,13 +376,14 @@ class MistakeTable(dict[str, Any]):
             return False
         told_apart = False
         for args, kwargs in probe_inputs(self.args, self.kwargs):
-            wrong = _run(entry.namespace(), self.exercise, args, kwargs, self.pick)
+            wrong = _remembered_run(self.assignment, entry, self.exercise, args, kwargs,
+                                    self.pick)
             if wrong is _FAILED:
                 continue
             if not _same(self._learners(args, kwargs), wrong):
                 return False
-            right = _run(reference.namespace(self.assignment), self.exercise, args, kwargs,
-                         self.pick)
+            right = _remembered_run(self.assignment, None, self.exercise, args, kwargs,
+                                    self.pick)
             told_apart = told_apart or (right is not _FAILED and not _same(wrong, right))
         return told_apart
 

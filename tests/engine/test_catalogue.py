@@ -5,11 +5,14 @@ one input. These tests grade implementations that are *not* in the catalogue: co
 ones that coincide with a catalogued mistake on one special input, and near-variants of catalogued
 mistakes, which must get a property message instead of a wrong name.
 """
+import shutil
+
 import numpy as np
 import pytest
 
 from autograder.engine import catalogue, grade, reference
-from support import ASSIGNMENTS, COURSE
+from autograder.engine.assignment import Course
+from support import ASSIGNMENTS, COURSE, REPO
 
 NAMED = "This is what you get when you "
 
@@ -174,3 +177,70 @@ def test_matching_mistakes_takes_a_predicate():
         scoring, "softmax", [((z,), {"axis": 0}, lambda p: not np.allclose(p.sum(axis=0), 1))])
     assert wrong_rows and "ignore the axis argument" in wrong_rows
     assert catalogue.matching_mistakes(scoring, "softmax", [((z,), {}, lambda p: False)]) is None
+    with catalogue.running(scoring):  # a suite names its assignment
+        assert catalogue.matching_mistakes("02-scoring", "softmax", [
+            ((z,), {"axis": 0}, lambda p: not np.allclose(p.sum(axis=0), 1))]) == wrong_rows
+        assert catalogue.mistakes("02-scoring", "softmax", z, axis=0).keys() == \
+            catalogue.mistakes(scoring, "softmax", z, axis=0).keys()
+
+
+def test_what_a_mistake_returned_is_remembered_and_anything_it_depends_on_runs_it_again(
+        tmp_path, monkeypatch):
+    """The grading process keeps what each mutant returned on an input (a class's learners who
+    make the same mistake get the same table): asked again, no mutant runs; another input, the
+    same input passed by keyword, another part picked, an edited mutant or an edited solution
+    notebook (the namespace mutants run in) runs them again. Each caller gets its own copy."""
+    root = tmp_path / "course"
+    shutil.copytree(REPO / "tests" / "end_to_end" / "second-course", root)
+    assignment = Course.from_root(root).assignment("centering")
+    real, ran = catalogue._run, []
+
+    def counted(namespace, *args):
+        ran.append(args)
+        return real(namespace, *args)
+    monkeypatch.setattr(catalogue, "_run", counted)
+    monkeypatch.setattr(catalogue, "_memo", type(catalogue._memo)())
+    [description] = [e.description for e in catalogue.mutants(assignment, "center")]
+    X = np.array([[1.0, 2.0], [3.0, 5.0]])
+
+    def table(*args, **kwargs):
+        ran.clear()
+        found = catalogue.mistakes(assignment, "center", *args, **kwargs)
+        return found[description], len(ran)
+
+    first, runs = table(X)
+    assert runs == 1 and np.allclose(first, X - X.mean())
+    first[:] = 0  # the caller's copy
+    again, runs = table(X.copy())
+    assert runs == 0 and np.allclose(again, X - X.mean())
+    for changed in ({"args": (X + 1e-9,)}, {"args": (X.astype(np.float32),)},
+                    {"kwargs": {"X": X}}, {"args": (X,), "kwargs": {"pick": 1}}):
+        _, runs = table(*changed.get("args", ()), **changed.get("kwargs", {}))
+        assert runs == 1, changed
+    solution = assignment.solution
+    solution.write_bytes(solution.read_bytes() + b" ")
+    _, runs = table(X)
+    assert runs == 1
+    mutants = assignment.suite / "mutants.py"
+    mutants.write_text(mutants.read_text().replace("X - X.mean()", "X - 2 * X.mean()"))
+    value, runs = table(X)
+    assert runs == 1 and np.allclose(value, X - 2 * X.mean())
+
+
+def test_the_remembered_values_are_bounded(monkeypatch):
+    """At most MEMO_ENTRIES values and MEMO_BYTES bytes; a value larger than MEMO_VALUE_BYTES is
+    not kept."""
+    first = COURSE.assignment("00-getting-started")
+    monkeypatch.setattr(catalogue, "_memo", type(catalogue._memo)())
+    monkeypatch.setattr(catalogue, "_memo_bytes", 0)
+    monkeypatch.setattr(catalogue, "MEMO_ENTRIES", 5)
+    monkeypatch.setattr(catalogue, "MEMO_BYTES", 20_000)
+    for n in range(12):
+        catalogue.mistakes(first, "row_normalize", np.full((30, 30), n + 1.0))
+    assert 0 < len(catalogue._memo) <= 5 and catalogue._memo_bytes <= 20_000
+    assert catalogue._memo_bytes == sum(len(v or b"") for v in catalogue._memo.values())
+    monkeypatch.setattr(catalogue, "MEMO_VALUE_BYTES", 1_000)
+    catalogue._memo.clear()
+    monkeypatch.setattr(catalogue, "_memo_bytes", 0)
+    catalogue.mistakes(first, "row_normalize", np.ones((30, 30)))
+    assert len(catalogue._memo) == 0
