@@ -149,6 +149,7 @@ class ConfinedKernel:
         self.seeds: list[tuple[str, str]] = []
         self.monitor: zmq.Socket[Any] | None = None
         self.relay: relay.Relay | None = None
+        self.lifeline: int | None = None  # the write end of the pipe the kernel exits with
         self.allowance = relay.Allowance(received_bytes)  # for all its kernels, restarts included
         self.restarts = 0
 
@@ -170,9 +171,12 @@ class ConfinedKernel:
         descriptors = self.relay.descriptors()
         self.cgroup = confinement.Cgroup(
             f"{confinement.CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}", self.limits)
+        # The kernel exits when this process closes its end of the pipe, as it does when it exits
+        # (see launcher.py); the write end is not inherited by anything this process starts.
+        lifeline, self.lifeline = os.pipe()
         kernel = launcher.command(confinement.interpreter(),
                                   {ports[c]: fd for c, fd in descriptors.items()},
-                                  self.confinement.connection(connection))
+                                  self.confinement.connection(connection), lifeline)
         # Limits are set on the kernel itself, inside the sandbox's user namespace where there is
         # one: set on bubblewrap, the process limit would count every process of the grading
         # user, and one learner's fork bomb would stop another's kernel from starting.
@@ -187,13 +191,14 @@ class ConfinedKernel:
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=self.confinement.environment(runtime),
                 cwd=self.confinement.working_folder(runtime), start_new_session=True,
-                close_fds=True, pass_fds=tuple(descriptors.values()),
+                close_fds=True, pass_fds=(*descriptors.values(), lifeline),
                 preexec_fn=functools.partial(lifetime.die_with_parent, os.getpid()))
         except OSError as error:
             self.shutdown()
             raise CallFailed(f"the kernel could not be started ({error})", "start") from None
         finally:
             log.close()
+            os.close(lifeline)
         self.relay.start()  # the kernel holds its sockets now; the grader's copies close
         self.context = zmq.Context()
         self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
@@ -298,12 +303,14 @@ class ConfinedKernel:
                 pass
         if self.relay is not None:
             self.relay.close()
+        if self.lifeline is not None:
+            os.close(self.lifeline)
         if self.cgroup is not None:
             self.cgroup.close()  # whatever the kernel started dies with it
         if self.runtime is not None:
             shutil.rmtree(self.runtime, ignore_errors=True)
         self.process = self.client = self.iopub = self.context = self.cgroup = None
-        self.runtime = self.monitor = self.relay = None
+        self.runtime = self.monitor = self.relay = self.lifeline = None
 
     def start_with_retry(self, timeout: float | None = None, attempts: int = 3) -> Self:
         """:meth:`start`, tried again when the machine itself failed to start the kernel (a

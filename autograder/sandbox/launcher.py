@@ -17,15 +17,25 @@ code and needs only the standard library, pyzmq and ipykernel.
   ipykernel binds those channels to them (``ZMQ_USE_FD``) instead of creating socket files. No
   socket the grader connects to is a path the kernel can create, replace or link.
 
-``python -c SOURCE '{"<port>": <fd>, ...}' -f CONNECTION_FILE``
+- **Dies with its grader.** The grader keeps the write end of a pipe whose read end this process
+  holds (``lifeline=<fd>``); when the grader exits, however it exits, the pipe closes and this
+  process exits. The parent-death signal on bubblewrap and its ``--die-with-parent`` should do
+  the same, yet a grader killed at random once left bubblewrap and its kernel running (Linux
+  clears a parent-death signal when a process changes its credentials, as bubblewrap does while
+  it sets the sandbox up: the likely cause). A pipe's end closes whatever the processes in
+  between do.
+
+``python -c SOURCE '{"<port>": <fd>, ...}' [lifeline=<fd>] -f CONNECTION_FILE``
 """
 from __future__ import annotations
 
 import ctypes
 import json
+import os
 import platform
 import struct
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +99,25 @@ def forbid_new_processes() -> bool:
                            zero) == 0)
 
 
+def watch_lifeline(fd: int) -> threading.Thread:
+    """Exit this process as soon as the other end of the pipe ``fd`` is closed (the grader that
+    holds it has exited), from a thread of its own."""
+    def wait() -> None:
+        try:
+            while os.read(fd, 4096):
+                pass
+        except OSError:
+            pass
+        os._exit(1)
+    thread = threading.Thread(target=wait, name="lifeline", daemon=True)
+    thread.start()
+    return thread
+
+
 def main() -> None:
     descriptors = {int(port): int(fd) for port, fd in json.loads(sys.argv.pop(1)).items()}
+    if len(sys.argv) > 1 and sys.argv[1].startswith("lifeline="):
+        watch_lifeline(int(sys.argv.pop(1).partition("=")[2]))
     if sys.path and sys.path[0] == "":  # as ipykernel_launcher: not the kernel's folder
         del sys.path[0]
     if not forbid_new_processes():
@@ -124,8 +151,11 @@ def source() -> str:
         return handle.read()
 
 
-def command(python: str, descriptors: dict[int, int], connection_file: str | Path) -> list[str]:
+def command(python: str, descriptors: dict[int, int], connection_file: str | Path,
+            lifeline: int | None = None) -> list[str]:
     """The kernel's command line: ``descriptors`` maps each port of the connection file to the
-    listening socket (an inherited descriptor) that channel is served on."""
-    return [python, "-c", source() + "\nmain()\n", json.dumps(descriptors), "-f",
+    listening socket (an inherited descriptor) that channel is served on; ``lifeline`` is the
+    inherited read end of the grader's pipe (see the module's notes)."""
+    return [python, "-c", source() + "\nmain()\n", json.dumps(descriptors),
+            *([f"lifeline={lifeline}"] if lifeline is not None else []), "-f",
             str(connection_file)]

@@ -272,6 +272,48 @@ def test_a_grader_killed_while_its_kernel_is_starting_leaves_no_kernel(tmp_path)
     assert left == []
 
 
+KEPT_BY_A_KEEPER = """
+import sys, time
+from autograder.sandbox import confinement
+from autograder.engine.kernel import KernelSession
+# between the grader and bubblewrap, a process whose parent-death signal is cleared and that
+# waits for bubblewrap: as bubblewrap itself is while it changes credentials to set the sandbox
+# up (Linux then clears that signal), nothing ties the sandbox to the grader but the lifeline
+confinement.Cgroup.prefix = lambda self: ["setpriv", "--pdeathsig", "clear", "/bin/sh", "-c",
+                                          '"$@" & wait', "keeper"]
+session = KernelSession(mode=confinement.BUBBLEWRAP).start()
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_grader_killed_whatever_holds_its_kernel_leaves_no_kernel(tmp_path):
+    """The kernel holds the read end of a pipe only its grader writes to: when the grader dies,
+    the kernel exits, even when the parent-death signals between them are gone (a whole run once
+    left a kernel so; bubblewrap changing credentials, which clears its own, is the likely
+    cause)."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(REPO))
+    process = subprocess.Popen([sys.executable, "-c", KEPT_BY_A_KEEPER], env=env, cwd=REPO,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        pids = descendants(process.pid)
+        assert any(command_line(pid).startswith(b"/bin/sh\0-c") for pid in pids)
+        assert any(command_line(pid).startswith(b"/usr/bin/bwrap") or
+                   command_line(pid).startswith(b"bwrap") for pid in pids), pids
+    finally:
+        process.kill()
+        process.wait()
+    deadline = time.monotonic() + 10
+    while (left := traces(tmpdir, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid, _ in left:  # not to leave a kernel running when this fails
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
 def gradebook_contents(state):
     """Every grade and comment of the assignment in the gradebook, and the autograded notebooks'
     bytes, per student: what the formgrader, feedback and export read."""
