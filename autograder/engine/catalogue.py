@@ -252,7 +252,8 @@ _memo_bytes = 0
 def _memo_key(assignment: Assignment, entry: Entry | None, exercise: str, args: Sequence[Any],
               kwargs: dict[str, Any], pick: int | None) -> bytes | None:
     try:
-        pickled = pickle.dumps((list(args), sorted(kwargs.items())), protocol=5)
+        arguments = (list(args), sorted(kwargs.items()))
+        pickled = pickle.dumps(arguments, protocol=5)  # trusted: a dump, nothing is loaded
     except Exception:
         return None
     if len(pickled) > MEMO_VALUE_BYTES:
@@ -275,13 +276,14 @@ def _remembered_run(assignment: Assignment, entry: Entry | None, exercise: str,
     if key is not None and key in _memo:
         _memo.move_to_end(key)
         kept = _memo[key]
-        return _FAILED if kept is None else pickle.loads(kept)
+        # a value this process dumped, of what the catalogue's own code returned
+        return _FAILED if kept is None else pickle.loads(kept)  # trusted: our own dump
     namespace = reference.namespace(assignment) if entry is None else entry.namespace()
     value = _run(namespace, exercise, args, kwargs, pick)
     if key is None:
         return value
     try:
-        kept = None if value is _FAILED else pickle.dumps(value, protocol=5)
+        kept = None if value is _FAILED else pickle.dumps(value, protocol=5)  # trusted: a dump
     except Exception:
         return value
     if kept is not None and len(kept) > MEMO_VALUE_BYTES:

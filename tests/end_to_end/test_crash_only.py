@@ -127,6 +127,11 @@ def expect_nothing_survives(tmpdir, pids, why):
     deadline = time.monotonic() + 10
     while (left := traces(tmpdir, pids)) and time.monotonic() < deadline:
         time.sleep(0.1)
+    for pid, _ in left:  # not to leave a kernel running when this fails
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     assert left == [], f"{why}: still running after the grader died: {left}"
 
 
@@ -306,12 +311,7 @@ def test_a_grader_killed_whatever_holds_its_kernel_leaves_no_kernel(tmp_path):
     finally:
         process.kill()
         process.wait()
-    deadline = time.monotonic() + 10
-    while (left := traces(tmpdir, pids)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    for pid, _ in left:  # not to leave a kernel running when this fails
-        os.kill(pid, signal.SIGKILL)
-    assert left == []
+    expect_nothing_survives(tmpdir, pids, "the grader killed with its kernel ready")
 
 
 def gradebook_contents(state):
