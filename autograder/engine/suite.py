@@ -248,6 +248,21 @@ def importable(folder: Path) -> Iterator[None]:
                 del sys.modules[name]
 
 
+@contextlib.contextmanager
+def plain_imports() -> Iterator[None]:
+    """No import hook of an enclosing pytest session rewrites the suite's asserts for the block:
+    the suite is imported as the grader imports it (``--assert=plain``) even where the grading
+    runs inside pytest, as the project's own tests run it, and its bytecode is read, not made
+    again from its source at every run."""
+    saved = list(sys.meta_path)
+    sys.meta_path[:] = [hook for hook in saved
+                        if type(hook).__module__ != "_pytest.assertion.rewrite"]
+    try:
+        yield
+    finally:
+        sys.meta_path[:] = saved + [hook for hook in sys.meta_path if hook not in saved]
+
+
 def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
         select: str | None = None, exercises: Collection[str] | None = None
         ) -> list[TestResult]:
@@ -274,7 +289,8 @@ def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
         args += ["-k", select]
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), \
-            catalogue.running(assignment), importable(assignment.course.suites_folder):
+            catalogue.running(assignment), importable(assignment.course.suites_folder), \
+            plain_imports():
         code = pytest.main(args, plugins=[plugin])
     if code not in (0, 1) or not plugin.results:
         raise RuntimeError(f"the hidden suite of {assignment} did not run (pytest exit {code}):\n"

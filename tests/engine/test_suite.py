@@ -56,3 +56,25 @@ def test_what_a_course_suites_share_is_importable_only_while_a_suite_runs():
     assert str(COURSE.suites_folder) not in sys.path
     with pytest.raises(ImportError):
         import attention_kit  # noqa: F401, F811
+
+
+def test_a_suite_is_imported_with_its_asserts_plain_even_inside_pytest(tmp_path, monkeypatch):
+    """The grader runs a suite with --assert=plain; this process is itself a pytest session,
+    whose import hook rewrites any module named test_*.py. While a suite runs, that hook is set
+    aside (the suite is imported as the grader imports it, and from its bytecode), then put
+    back."""
+    import importlib
+    hooks = [h for h in sys.meta_path if type(h).__module__ == "_pytest.assertion.rewrite"]
+    assert hooks, "run under pytest with assertion rewriting (its default)"
+    for name in ("test_probe_rewritten", "test_probe_plain"):
+        (tmp_path / f"{name}.py").write_text("REWRITTEN = '@py_builtins' in globals()\n"
+                                            "assert True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert importlib.import_module("test_probe_rewritten").REWRITTEN  # the hook, at work
+    before = list(sys.meta_path)
+    with suite.plain_imports():
+        assert not any(h in sys.meta_path for h in hooks)
+        assert not importlib.import_module("test_probe_plain").REWRITTEN
+    assert sys.meta_path == before
+    for name in ("test_probe_rewritten", "test_probe_plain"):
+        sys.modules.pop(name, None)
