@@ -28,6 +28,7 @@ import queue
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -149,7 +150,7 @@ class ConfinedKernel:
         self.seeds: list[tuple[str, str]] = []
         self.monitor: zmq.Socket[Any] | None = None
         self.relay: relay.Relay | None = None
-        self.lifeline: int | None = None  # the write end of the pipe the kernel exits with
+        self.lifeline: socket.socket | None = None  # our end of the pair the kernel exits with
         self.allowance = relay.Allowance(received_bytes)  # for all its kernels, restarts included
         self.restarts = 0
 
@@ -171,9 +172,10 @@ class ConfinedKernel:
         descriptors = self.relay.descriptors()
         self.cgroup = confinement.Cgroup(
             f"{confinement.CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}", self.limits)
-        # The kernel exits when this process closes its end of the pipe, as it does when it exits
-        # (see launcher.py); the write end is not inherited by anything this process starts.
-        lifeline, self.lifeline = os.pipe()
+        # The kernel exits when this process closes its end of the socket pair, as it does when it
+        # exits (see launcher.py); that end is not inherited by anything this process starts.
+        self.lifeline, kernels_end = socket.socketpair()
+        lifeline = kernels_end.fileno()
         kernel = launcher.command(confinement.interpreter(),
                                   {ports[c]: fd for c, fd in descriptors.items()},
                                   self.confinement.connection(connection), lifeline)
@@ -198,7 +200,7 @@ class ConfinedKernel:
             raise CallFailed(f"the kernel could not be started ({error})", "start") from None
         finally:
             log.close()
-            os.close(lifeline)
+            kernels_end.close()
         self.relay.start()  # the kernel holds its sockets now; the grader's copies close
         self.context = zmq.Context()
         self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
@@ -304,7 +306,7 @@ class ConfinedKernel:
         if self.relay is not None:
             self.relay.close()
         if self.lifeline is not None:
-            os.close(self.lifeline)
+            self.lifeline.close()
         if self.cgroup is not None:
             self.cgroup.close()  # whatever the kernel started dies with it
         if self.runtime is not None:

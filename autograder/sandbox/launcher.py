@@ -17,13 +17,15 @@ code and needs only the standard library, pyzmq and ipykernel.
   ipykernel binds those channels to them (``ZMQ_USE_FD``) instead of creating socket files. No
   socket the grader connects to is a path the kernel can create, replace or link.
 
-- **Dies with its grader.** The grader keeps the write end of a pipe whose read end this process
-  holds (``lifeline=<fd>``); when the grader exits, however it exits, the pipe closes and this
-  process exits. The parent-death signal on bubblewrap and its ``--die-with-parent`` should do
-  the same, yet a grader killed at random once left bubblewrap and its kernel running (Linux
+- **Dies with its grader.** The grader keeps one end of a socket pair whose other end this
+  process holds (``lifeline=<fd>``); when the grader exits, however it exits, its end closes and
+  this process exits. The parent-death signal on bubblewrap and its ``--die-with-parent`` should
+  do the same, yet a grader killed at random once left bubblewrap and its kernel running (Linux
   clears a parent-death signal when a process changes its credentials, as bubblewrap does while
-  it sets the sandbox up: the likely cause). A pipe's end closes whatever the processes in
-  between do.
+  it sets the sandbox up: the likely cause). The grader's end closes whatever the processes in
+  between do. Learner code cannot hold it open: a socket, unlike a pipe, cannot be opened again
+  through ``/proc``; the watcher's own ``read`` and ``_exit`` are taken before learner code runs,
+  and a read already waiting goes on waiting on the socket when its descriptor is replaced.
 
 ``python -c SOURCE '{"<port>": <fd>, ...}' [lifeline=<fd>] -f CONNECTION_FILE``
 """
@@ -100,15 +102,18 @@ def forbid_new_processes() -> bool:
 
 
 def watch_lifeline(fd: int) -> threading.Thread:
-    """Exit this process as soon as the other end of the pipe ``fd`` is closed (the grader that
-    holds it has exited), from a thread of its own."""
+    """Exit this process as soon as the other end of the socket ``fd`` is closed (the grader that
+    holds it has exited), from a thread of its own. The functions it calls are taken now, before
+    any learner code runs, which could replace ``os.read`` or ``os._exit``."""
+    read, exit_now = os.read, os._exit
+
     def wait() -> None:
         try:
-            while os.read(fd, 4096):
+            while read(fd, 4096):
                 pass
         except OSError:
             pass
-        os._exit(1)
+        exit_now(1)
     thread = threading.Thread(target=wait, name="lifeline", daemon=True)
     thread.start()
     return thread

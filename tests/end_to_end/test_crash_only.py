@@ -314,6 +314,59 @@ def test_a_grader_killed_whatever_holds_its_kernel_leaves_no_kernel(tmp_path):
     expect_nothing_survives(tmpdir, pids, "the grader killed with its kernel ready")
 
 
+# learner code that tries to keep its kernel alive once its grader is gone: the lifeline's
+# descriptor (named on the kernel's command line) replaced, a second writer opened on it through
+# /proc, and the functions its watcher calls replaced
+CUT_THE_LIFELINE = r"""
+import os, ctypes
+line = open("/proc/self/cmdline", "rb").read().split(b"\0")
+fd = int(next(a for a in line if a.startswith(b"lifeline=")).partition(b"=")[2])
+tried = []
+for attempt in ("reopen", "dup2", "exit", "read"):
+    try:
+        if attempt == "reopen":
+            keep = os.open(f"/proc/self/fd/{fd}", os.O_WRONLY)
+        elif attempt == "dup2":
+            spare = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(spare, fd)
+        elif attempt == "exit":
+            os._exit = lambda code: None
+        else:
+            os.read = lambda fd, n: b"x"
+        tried.append(attempt)
+    except OSError as error:
+        tried.append(f"{attempt}: {error.strerror}")
+print(tried)
+"""
+
+
+def test_learner_code_cannot_keep_its_kernel_alive_past_its_grader(tmp_path):
+    """Learner code runs in the kernel, where the lifeline's watcher and its descriptor live: it
+    replaces the descriptor, opens a writer of its own on it through /proc, and replaces the
+    functions the watcher calls. With nothing else tying the sandbox to the grader (as in the
+    test above), the kernel still exits when the grader is killed."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(REPO))
+    source = KEPT_BY_A_KEEPER.replace(
+        'print("ready", flush=True)',
+        f'print(session.execute({CUT_THE_LIFELINE!r}, 30).outputs, file=sys.stderr)\n'
+        'print("ready", flush=True)')
+    process = subprocess.Popen([sys.executable, "-c", source], env=env, cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "ready", process.stderr.read()
+        pids = descendants(process.pid)
+        assert any(command_line(pid).startswith(b"/usr/bin/bwrap") or
+                   command_line(pid).startswith(b"bwrap") for pid in pids), pids
+    finally:
+        process.kill()
+        _, said = process.communicate()
+    assert "'dup2'" in said and "'exit'" in said, said  # the attack ran in the kernel
+    assert "'reopen: " in said, said  # no second writer: the grader's end alone holds it open
+    expect_nothing_survives(tmpdir, pids, f"the kernel's lifeline attacked ({said.strip()})")
+
+
 def gradebook_contents(state):
     """Every grade and comment of the assignment in the gradebook, and the autograded notebooks'
     bytes, per student: what the formgrader, feedback and export read."""
