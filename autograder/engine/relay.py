@@ -205,7 +205,9 @@ class Relay:
         self.selector.close()
         self.wake_read.close()
         self.wake_write.close()
-        os.close(self.folder)
+        if self.folder >= 0:  # closed once: the number may be another descriptor's after
+            os.close(self.folder)
+            self.folder = -1
 
     # ------------------------------------------------------------ the thread
     def _loop(self) -> None:

@@ -268,3 +268,16 @@ def test_the_grader_reaches_its_kernel_only_through_its_own_folder():
     # the channels the grader reads have no socket file the kernel could see or replace
     listed = json.loads(inside.outputs[0]["text"].replace("'", '"'))
     assert len(listed) <= 2, listed  # ipykernel's own heartbeat and stdin, which nobody reads
+
+
+def test_closing_a_relay_twice_closes_no_other_descriptor(tmp_path):
+    """A relay closed a second time (a shutdown run again after one that failed half-way) closes
+    nothing more: the number of its folder's descriptor may be another's by then."""
+    kernel = FakeKernel(tmp_path)
+    kernel.close()
+    other = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)  # likely the folder's old number
+    try:
+        kernel.relay.close()
+        os.fstat(other)  # still open
+    finally:
+        os.close(other)
