@@ -259,8 +259,9 @@ def _memo_key(assignment: Assignment, entry: Entry | None, exercise: str, args: 
     if len(pickled) > MEMO_VALUE_BYTES:
         return None
     who = ("reference", "") if entry is None else (entry.kind, entry.source)
+    solution = assignment.solution  # a listing of its folder: read once
     digest = hashlib.blake2b(digest_size=32)
-    for part in (str(assignment.solution), contents_digest([assignment.solution]), *who,
+    for part in (str(solution), contents_digest([solution]), *who,
                  exercise, repr(pick)):
         digest.update(part.encode("utf-8") + b"\0")
     digest.update(pickled)
