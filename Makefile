@@ -119,11 +119,13 @@ axe:
 # starting, Chromium, pip, the hub), not on the CPU. TEST_JOBS=N sets the number. One BLAS and
 # OpenMP thread in each, as in the grader's kernels: with every core busy, a second thread only
 # spins (about 7% of the suite's CPU time, measured).
+# A worker that crashes fails the test it was running and is not replaced: pytest-xdist 3.8
+# replacing a crashed worker under --dist loadgroup once left the run waiting for ever.
 TEST_JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: $(DEV_STAMP) axe
 	@$(call COMPILE,tests)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup --durations=15
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup --max-worker-restart=0 --durations=15
 
 # The inner loop's tier (a few minutes): the engine's floors and types, every suite against its
 # catalogue (mutants lose points, alternatives keep them), the wire, and the notebooks' structure.
