@@ -160,7 +160,7 @@ def command(python: str, descriptors: dict[int, int], connection_file: str | Pat
             lifeline: int | None = None) -> list[str]:
     """The kernel's command line: ``descriptors`` maps each port of the connection file to the
     listening socket (an inherited descriptor) that channel is served on; ``lifeline`` is the
-    inherited read end of the grader's pipe (see the module's notes)."""
+    inherited descriptor of the kernel's end of the grader's socket pair (see the module's notes)."""
     return [python, "-c", source() + "\nmain()\n", json.dumps(descriptors),
             *([f"lifeline={lifeline}"] if lifeline is not None else []), "-f",
             str(connection_file)]
