@@ -292,26 +292,35 @@ time.sleep(600)
 """
 
 
-def test_a_grader_killed_whatever_holds_its_kernel_leaves_no_kernel(tmp_path):
-    """The kernel holds the read end of a pipe only its grader writes to: when the grader dies,
-    the kernel exits, even when the parent-death signals between them are gone (a whole run once
-    left a kernel so; bubblewrap changing credentials, which clears its own, is the likely
-    cause)."""
+def kill_a_grader_holding_a_kernel(tmp_path, source, why):
+    """Run ``source`` (a grader that prints "ready" once it holds a kernel) in a process of its
+    own, check that a bubblewrap sandbox is among its descendants, SIGKILL it, and expect nothing
+    of the run left. Returns what the grader printed on its standard error."""
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(REPO))
-    process = subprocess.Popen([sys.executable, "-c", KEPT_BY_A_KEEPER], env=env, cwd=REPO,
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-c", source], env=env, cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert process.stdout.readline().strip() == "ready"
+        assert process.stdout.readline().strip() == "ready", process.stderr.read()
         pids = descendants(process.pid)
         assert any(command_line(pid).startswith(b"/bin/sh\0-c") for pid in pids)
         assert any(command_line(pid).startswith(b"/usr/bin/bwrap") or
                    command_line(pid).startswith(b"bwrap") for pid in pids), pids
     finally:
         process.kill()
-        process.wait()
-    expect_nothing_survives(tmpdir, pids, "the grader killed with its kernel ready")
+        _, said = process.communicate()
+    expect_nothing_survives(tmpdir, pids, f"{why} ({said.strip()})")
+    return said
+
+
+def test_a_grader_killed_whatever_holds_its_kernel_leaves_no_kernel(tmp_path):
+    """The kernel holds one end of a socket pair whose other end only its grader holds: when the
+    grader dies, the kernel exits, even when the parent-death signals between them are gone (a
+    whole run once left a kernel so; bubblewrap changing credentials, which clears its own, is
+    the likely cause)."""
+    kill_a_grader_holding_a_kernel(tmp_path, KEPT_BY_A_KEEPER,
+                                   "the grader killed with its kernel ready")
 
 
 # learner code that tries to keep its kernel alive once its grader is gone: the lifeline's
@@ -345,26 +354,13 @@ def test_learner_code_cannot_keep_its_kernel_alive_past_its_grader(tmp_path):
     replaces the descriptor, opens a writer of its own on it through /proc, and replaces the
     functions the watcher calls. With nothing else tying the sandbox to the grader (as in the
     test above), the kernel still exits when the grader is killed."""
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
-    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(REPO))
     source = KEPT_BY_A_KEEPER.replace(
         'print("ready", flush=True)',
         f'print(session.execute({CUT_THE_LIFELINE!r}, 30).outputs, file=sys.stderr)\n'
         'print("ready", flush=True)')
-    process = subprocess.Popen([sys.executable, "-c", source], env=env, cwd=REPO,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout.readline().strip() == "ready", process.stderr.read()
-        pids = descendants(process.pid)
-        assert any(command_line(pid).startswith(b"/usr/bin/bwrap") or
-                   command_line(pid).startswith(b"bwrap") for pid in pids), pids
-    finally:
-        process.kill()
-        _, said = process.communicate()
+    said = kill_a_grader_holding_a_kernel(tmp_path, source, "the kernel's lifeline attacked")
     assert "'dup2'" in said and "'exit'" in said, said  # the attack ran in the kernel
     assert "'reopen: " in said, said  # no second writer: the grader's end alone holds it open
-    expect_nothing_survives(tmpdir, pids, f"the kernel's lifeline attacked ({said.strip()})")
 
 
 def gradebook_contents(state):
