@@ -26,8 +26,8 @@ from autograder.engine import batch, catalogue, grade
 from autograder.engine.options import Options
 from autograder.sandbox import confinement
 from support import COURSE, REPO, grade_measured, run_as, write_notebook
-from support.attacks import (ASSIGNMENT, ATTACKS, BROKEN, CLASS_ONLY, FULL, MARKER,  # noqa: F401
-                             OUTSIDE_THE_ALLOWLIST, PWNED, SECRET_NAME, SECRET_VALUE,
+from support.attacks import (ASSIGNMENT, ATTACKS, BROKEN, CLASS_ONLY, EVERYWHERE,  # noqa: F401
+                             FULL, MARKER, OUTSIDE_THE_ALLOWLIST, PWNED, SECRET_NAME, SECRET_VALUE,
                              SOLUTION_FILE, SUITE_FILE, base, check_result, expected_score,
                              instructor, listener, needs_bubblewrap, options, place, secret_file,
                              with_answer, with_extra_cell)
@@ -140,7 +140,8 @@ def test_an_attacker_cannot_touch_another_learners_result(tmp_path):
     of the honest learner graded beside it."""
     honest = write_notebook(tmp_path / "alice" / ASSIGNMENT / SOLUTION_FILE.name, base())
     state = tmp_path / "state"
-    attack = ("import glob, json, os\nfor path in glob.glob('/**/*.json', recursive=True):\n"
+    attack = (EVERYWHERE + "import json\n"
+              "for path in _everywhere(lambda name: name.endswith('.json')):\n"
               "    try:\n        data = json.load(open(path))\n"
               "        if 'score' in data:\n            data['score'] = 0\n"
               "            json.dump(data, open(path, 'w'))\n    except Exception:\n        pass\n")
@@ -149,6 +150,7 @@ def test_an_attacker_cannot_touch_another_learners_result(tmp_path):
     results = batch.grade_many([honest, mallory], COURSE.assignment(ASSIGNMENT), options(), jobs=2,
                                state=state, progress=False)
     assert [r.score for r in results] == [FULL, FULL]
+    assert not any("timed out" in error for error in results[1].errors), results[1].errors
     again = batch.grade_many([honest], COURSE.assignment(ASSIGNMENT), options(), jobs=1,
                              state=state, progress=False)
     assert again[0].score == FULL

@@ -45,6 +45,21 @@ OUTSIDE_THE_ALLOWLIST = [
                 '/etc/hosts', '/etc/ssh']
     if not any(shown.is_relative_to(p) for shown in _SHOWN)]
 
+# Learner code that looks for files everywhere it can see: a walk of / without /proc and /sys
+# (their links lead back to / for ever) that gives up after two seconds, so that the attack goes
+# on to use what it found before its cell's timeout cuts it (check_result: SEARCHES).
+EVERYWHERE = """def _everywhere(wanted, seconds=2.0):
+    import os, time
+    end, found = time.monotonic() + seconds, []
+    for top, folders, files in os.walk('/'):
+        if top == '/':
+            folders[:] = [f for f in folders if f not in ('proc', 'sys')]
+        found += [os.path.join(top, f) for f in files if wanted(f)]
+        if time.monotonic() > end:
+            break
+    return found
+"""
+
 CORRECT = """def row_normalize(X):
     sums = X.sum(axis=-1, keepdims=True)
     return X / np.where(sums == 0, 1, sums)
@@ -132,7 +147,7 @@ ATTACKS = {
         f"'/var/tmp/planted-{MARKER}']:\n    try:\n        open(path, 'w').write('x')\n"
         f"    except OSError:\n        pass\n"), FULL, ""),
     "overwrite the gradebook with sqlite": (with_extra_cell(
-        "import sqlite3, glob\nfor path in glob.glob('/work/**/gradebook.db', recursive=True):\n"
+        EVERYWHERE + "import sqlite3\nfor path in _everywhere(lambda name: name == 'gradebook.db'):\n"
         "    try:\n        sqlite3.connect(path).execute('DELETE FROM grade')\n"
         "    except Exception:\n        pass\n"), FULL, ""),
     "open a network connection": (None, 0, ""),  # filled in by the test (needs a live port)
@@ -262,7 +277,7 @@ ATTACKS.update({
         FIND_NONCE + "import secrets\nfor _ in range(50):\n    _forge(EVIL, secrets.token_hex(16))\n"
         "    _forge(EVIL, None)\n"), FULL, ""),
     "a reply too large to read": (with_answer(
-        "def row_normalize(X):\n    return np.zeros(8_000_000)\n"), 0, ""),
+        "def row_normalize(X):\n    return np.zeros(2_000_000)\n"), 0, ""),
     # --- the output caps count everything
     "a flood of wire-typed output": (with_extra_cell(
         f"from IPython.display import display\nfor _ in range(10):\n"
@@ -272,8 +287,9 @@ ATTACKS.update({
     "see folders outside the allowlist": (with_answer(if_it_works(
         f"import os\nassert any(os.path.exists(p) for p in {OUTSIDE_THE_ALLOWLIST!r})")), 0, ""),
     "read a file only the grader may read": (with_answer(if_it_works(
-        f"import glob\nfound = glob.glob({str(SECRET_FILE)!r}) + glob.glob('/root/secret-*') + "
-        f"glob.glob('/**/secret-{MARKER}', recursive=True)\nassert [open(p).read() for p in found]")),
+        EVERYWHERE + f"import glob\nfound = glob.glob({str(SECRET_FILE)!r}) + "
+        f"glob.glob('/root/secret-*') + _everywhere(lambda name: name == 'secret-{MARKER}')\n"
+        f"assert [open(p).read() for p in found]")),
         0, ""),
     "run as root or with capabilities": (with_answer(if_it_works(
         "import os\nstatus = open('/proc/self/status').read().splitlines()\n"
@@ -307,6 +323,11 @@ FLAGGED = {"patch numpy.allclose", "fake pytest and builtins", "tamper with the 
            "forge replies with callable encodings during a call",
            "forged replies in cells, outside any call", "a flood of wire-typed output",
            "segfault in the function"}
+# Attacks a timeout must cut (a cell's or a call's). And searches: a search cut by its cell's
+# timeout would score as if the sandbox had refused it, so each must run to its end.
+CUT_BY_A_TIMEOUT = {"infinite loop in a cell", "infinite loop in the function"}
+SEARCHES = {"read other submissions", "read the gradebook", "overwrite the gradebook with sqlite",
+            "read a file only the grader may read"}
 # Attacks that need to know the class's submitted/ folder (graded in a class, not one file).
 CLASS_ONLY = {"the submission folder is a link to the solutions"}
 
@@ -349,6 +370,10 @@ def check_result(name, result, hits=()):
     assert "def test_" not in text and "from autograder" not in text, "suite code leaked"
     assert SECRET_VALUE not in text, "the grader's environment leaked"
     assert bool(result.flags) == (name in FLAGGED), f"{name}: flags {result.flags}"
+    cut = [line for line in [*result.errors, *failed]
+           if "timed out after" in line or "did not return within" in line]
+    if name in CUT_BY_A_TIMEOUT | SEARCHES:
+        assert bool(cut) == (name in CUT_BY_A_TIMEOUT), f"{name}: {cut or 'no timeout'}"
     assert list(hits) == [], "learner code reached the network"
     assert not os.path.exists(PWNED), "the grader evaluated something the kernel sent"
     assert not list(SUITE_FILE.parent.glob(f"*{MARKER}*")), "a file was planted in the suite"
