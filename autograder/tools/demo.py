@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 OUTPUT = "demo-output"  # in the course root
 ASSIGNMENTS = ("00-getting-started", "02-scoring")
-CLASS_SIZE = 32
+# twice the eight places of sample_class: 4 reference answers, 6 mutants, 2 alternatives, 2 blank
+# notebooks and both cheats (32 learners took half as long again and showed no other kind)
+CLASS_SIZE = 16
 
 # Attempts to cheat, each written as the answer cell of the assignment's first graded function.
 # Neither can work, so that function earns nothing.
