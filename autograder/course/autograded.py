@@ -35,6 +35,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters.autograde import Autograde
 from nbgrader.converters.base import BaseConverter
 from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
+from traitlets.utils.importstring import import_item
 
 from . import nbgrader_plugin
 
@@ -43,9 +44,11 @@ BUILDING = ".building"  # beside the autograded folder: <autograded>.building/<s
 
 
 def splittable(converter: Autograde) -> bool:
-    """Whether ``converter``'s steps are the course's own (``nbgrader_plugin.configure``) and
-    nbgrader's sanitizing ones, with no hooks: the steps known to write only through ``ROWS``."""
-    return (list(converter.autograde_preprocessors) == nbgrader_plugin.AUTOGRADE_STEPS
+    """Whether ``converter``'s steps are the course's own (``config.plugin_settings``, by name or
+    as classes) and nbgrader's sanitizing ones, with no hooks: the steps known to write only
+    through ``ROWS``."""
+    steps = [import_item(s) if isinstance(s, str) else s for s in converter.autograde_preprocessors]
+    return (steps == nbgrader_plugin.AUTOGRADE_STEPS
             and list(converter.sanitize_preprocessors)
             == list(Autograde.class_traits()["sanitize_preprocessors"].default())
             and converter.pre_convert_hook is None and converter.post_convert_hook is None

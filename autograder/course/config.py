@@ -9,6 +9,19 @@ from typing import Any
 from .folders import course_root, environment, gradebook_path, state_dir
 from ..engine.assignment import Course
 
+FLAGS, ERRORS = "autograder_flags", "autograder_errors"  # in an autograded notebook's metadata
+# nbgrader's autograding steps with the hidden suites in place of Execute, by name: nbconvert
+# imports them when `nbgrader autograde` starts, so that nbgrader's other commands do not import
+# the grader (numpy and pytest, about 0.3 s of CPU per command). The classes:
+# autograder.course.nbgrader_plugin.AUTOGRADE_STEPS.
+AUTOGRADE_STEPS = ("autograder.course.nbgrader_plugin.HiddenSuiteGrading",
+                   "nbgrader.preprocessors.IgnorePattern",
+                   "nbconvert.preprocessors.ClearMetadataPreprocessor",
+                   "nbgrader.preprocessors.LimitOutput", "nbgrader.preprocessors.SaveAutoGrades",
+                   "autograder.course.nbgrader_plugin.RecordFlags",
+                   "nbgrader.preprocessors.AssignLatePenalties",
+                   "nbgrader.preprocessors.CheckCellMetadata")
+
 
 def configure(c: Any, root: str | Path | None = None) -> Any:
     """Every nbgrader setting of the course in ``root``, on the config object ``c``.
@@ -30,9 +43,32 @@ def configure(c: Any, root: str | Path | None = None) -> Any:
     c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py"]
     # `make bench` measures stock nbgrader against this grader; only it sets this variable.
     if not environment("STOCK_AUTOGRADE"):
-        from . import nbgrader_plugin
-        nbgrader_plugin.configure(c)
+        plugin_settings(c)
     return c
+
+
+def plugin_settings(c: Any) -> None:
+    """Make ``nbgrader autograde`` use the hidden suites, ``nbgrader collect`` check what it
+    takes (:mod:`autograder.course.exchange`), ``nbgrader export`` quote its CSV and every HTML page
+    nbgrader renders sanitise learner content (called from nbgrader_config.py)."""
+    from . import feedback_page, sanitize
+    c.ExchangeFactory.collect = "autograder.course.exchange.SafeCollect"
+    c.ExchangeFactory.release_assignment = "autograder.course.exchange.SafeReleaseAssignment"
+    c.ExportApp.plugin_class = "autograder.course.export.QuotedCsvExport"
+    sanitize.configure(c)
+    feedback_page.configure(c)
+    c.Autograde.autograde_preprocessors = list(AUTOGRADE_STEPS)
+    # a learner's file is read by a bounded child; nbgrader parses the copy it gives
+    c.Autograde.exporter_class = "autograder.course.nbgrader_plugin.SubmissionExporter"
+    # nbconvert's ClearMetadataPreprocessor empties the notebook's metadata but for the kernel's
+    # language: the grading's errors and flags are kept for the instructor (the README says so)
+    c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
+        ("language_info", "name"), (FLAGS,), (ERRORS,)}
+    c.OverwriteCells.add_missing_cells = True
+    # nbconvert's own setting: validate a notebook once after all the steps of a pass, not after
+    # each of them (twelve whole-notebook validations per notebook when autograding); a notebook
+    # left invalid still fails the same way
+    c.Exporter.optimistic_validation = True
 
 
 def single_machine_defaults(c: Any, site: Any) -> Any:

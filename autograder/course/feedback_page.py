@@ -1,6 +1,6 @@
 """The feedback page a learner receives: nbgrader's, made readable anywhere.
 
-:func:`configure` (called by :func:`autograder.course.nbgrader_plugin.configure`) puts the course's
+:func:`configure` (called by :func:`autograder.course.config.plugin_settings`) puts the course's
 ``feedback`` template (``autograder/templates/feedback``) in front of nbgrader's, under the name
 nbgrader's formgrader asks for, and registers the filter it uses:
 

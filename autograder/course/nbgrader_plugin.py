@@ -38,13 +38,13 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Igno
                                     LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
 from traitlets import Enum, Float, Int, TraitType, Unicode
 
-from . import feedback_page, folders, identity, sanitize
+from . import folders, identity, sanitize
+from .config import ERRORS, FLAGS, plugin_settings
 from ..engine import grade, notebook, options
 from ..engine.assignment import Course
 from ..engine.result import Result, TestResult
 from ..sandbox import lifetime
 
-FLAGS, ERRORS = "autograder_flags", "autograder_errors"  # in an autograded notebook's metadata
 SANDBOX_VARIABLE = "SANDBOX"  # $AUTOGRADER_SANDBOX: the sandbox setting's default, for the tests
 
 
@@ -311,29 +311,8 @@ class RecordFlags(NbGraderPreprocessor):  # type: ignore[misc]
         return nb, resources
 
 
-# nbgrader's autograding steps with the hidden suites in place of Execute
+# nbgrader's autograding steps with the hidden suites in place of Execute: the classes that
+# autograder.course.config.AUTOGRADE_STEPS names
 AUTOGRADE_STEPS = [HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                    SaveAutoGrades, RecordFlags, AssignLatePenalties, CheckCellMetadata]
-
-
-def configure(c: Any) -> None:
-    """Make ``nbgrader autograde`` use the hidden suites, ``nbgrader collect`` check what it
-    takes (:mod:`autograder.course.exchange`), ``nbgrader export`` quote its CSV and every HTML page
-    nbgrader renders sanitise learner content (called from nbgrader_config.py)."""
-    c.ExchangeFactory.collect = "autograder.course.exchange.SafeCollect"
-    c.ExchangeFactory.release_assignment = "autograder.course.exchange.SafeReleaseAssignment"
-    c.ExportApp.plugin_class = "autograder.course.export.QuotedCsvExport"
-    sanitize.configure(c)
-    feedback_page.configure(c)
-    c.Autograde.autograde_preprocessors = list(AUTOGRADE_STEPS)
-    # a learner's file is read by a bounded child; nbgrader parses the copy it gives
-    c.Autograde.exporter_class = f"{__name__}.SubmissionExporter"
-    # nbconvert's ClearMetadataPreprocessor empties the notebook's metadata but for the kernel's
-    # language: the grading's errors and flags are kept for the instructor (the README says so)
-    c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {
-        ("language_info", "name"), (FLAGS,), (ERRORS,)}
-    c.OverwriteCells.add_missing_cells = True
-    # nbconvert's own setting: validate a notebook once after all the steps of a pass, not after
-    # each of them (twelve whole-notebook validations per notebook when autograding); a notebook
-    # left invalid still fails the same way
-    c.Exporter.optimistic_validation = True
+configure = plugin_settings  # the course's nbgrader settings (autograder.course.config)

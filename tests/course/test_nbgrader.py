@@ -144,6 +144,28 @@ def test_written_answers_are_graded_by_hand_and_count(graded_class):
     assert "Rubric" not in feedback
 
 
+def test_the_courses_settings_name_its_steps_and_load_no_grader_until_autograde_runs():
+    """The course's nbgrader configuration names its autograding steps (nbconvert imports them
+    when autograde starts), and they are the classes the recording knows: a command that reads
+    the configuration, every nbgrader command, imports neither the grader nor numpy nor pytest."""
+    import subprocess
+    import sys
+
+    from traitlets.utils.importstring import import_item
+
+    from autograder.course import config, nbgrader_plugin
+    assert [import_item(name) for name in config.AUTOGRADE_STEPS] == \
+        nbgrader_plugin.AUTOGRADE_STEPS
+    probe = ("import sys\nfrom traitlets.config import Config\nfrom autograder.course import config\n"
+             f"c = config.configure(Config(), {str(REPO)!r})\n"
+             "assert list(c.Autograde.autograde_preprocessors) == list(config.AUTOGRADE_STEPS)\n"
+             "print(sorted(m for m in ('numpy', 'pytest', 'autograder.engine.grade',\n"
+             "                         'autograder.course.nbgrader_plugin') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
 def test_only_the_courses_own_autograde_steps_are_split_between_workers_and_the_writer():
     """The recording builds autograded notebooks in workers and writes rows in one writer only
     for the steps it knows write nothing else: the course's own list, nbgrader's sanitizing steps
