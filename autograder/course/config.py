@@ -14,7 +14,7 @@ FLAGS, ERRORS = "autograder_flags", "autograder_errors"  # in an autograded note
 # imports them when `nbgrader autograde` starts, so that nbgrader's other commands do not import
 # the grader (numpy and pytest, about 0.3 s of CPU per command). The classes:
 # autograder.course.nbgrader_plugin.AUTOGRADE_STEPS.
-AUTOGRADE_STEPS = ("autograder.course.nbgrader_plugin.HiddenSuiteGrading",
+AUTOGRADE_STEP_NAMES = ("autograder.course.nbgrader_plugin.HiddenSuiteGrading",
                    "nbgrader.preprocessors.IgnorePattern",
                    "nbconvert.preprocessors.ClearMetadataPreprocessor",
                    "nbgrader.preprocessors.LimitOutput", "nbgrader.preprocessors.SaveAutoGrades",
@@ -57,7 +57,7 @@ def plugin_settings(c: Any) -> None:
     c.ExportApp.plugin_class = "autograder.course.export.QuotedCsvExport"
     sanitize.configure(c)
     feedback_page.configure(c)
-    c.Autograde.autograde_preprocessors = list(AUTOGRADE_STEPS)
+    c.Autograde.autograde_preprocessors = list(AUTOGRADE_STEP_NAMES)
     # a learner's file is read by a bounded child; nbgrader parses the copy it gives
     c.Autograde.exporter_class = "autograder.course.nbgrader_plugin.SubmissionExporter"
     # nbconvert's ClearMetadataPreprocessor empties the notebook's metadata but for the kernel's

@@ -30,16 +30,15 @@ from typing import Any
 import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbconvert.exporters.exporter import ResourcesDict
-from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat import from_dict
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
-                                    LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
+from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Enum, Float, Int, TraitType, Unicode
+from traitlets.utils.importstring import import_item
 
 from . import folders, identity, sanitize
-from .config import ERRORS, FLAGS, plugin_settings
+from .config import AUTOGRADE_STEP_NAMES, ERRORS, FLAGS, plugin_settings
 from ..engine import grade, notebook, options
 from ..engine.assignment import Course
 from ..engine.result import Result, TestResult
@@ -311,8 +310,7 @@ class RecordFlags(NbGraderPreprocessor):  # type: ignore[misc]
         return nb, resources
 
 
-# nbgrader's autograding steps with the hidden suites in place of Execute: the classes that
-# autograder.course.config.AUTOGRADE_STEPS names
-AUTOGRADE_STEPS = [HiddenSuiteGrading, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-                   SaveAutoGrades, RecordFlags, AssignLatePenalties, CheckCellMetadata]
+# nbgrader's autograding steps with the hidden suites in place of Execute: the classes the
+# course's settings name (this module's own are defined above by now)
+AUTOGRADE_STEPS = [import_item(name) for name in AUTOGRADE_STEP_NAMES]
 configure = plugin_settings  # the course's nbgrader settings (autograder.course.config)

@@ -146,19 +146,20 @@ def test_written_answers_are_graded_by_hand_and_count(graded_class):
 
 def test_the_courses_settings_name_its_steps_and_load_no_grader_until_autograde_runs():
     """The course's nbgrader configuration names its autograding steps (nbconvert imports them
-    when autograde starts), and they are the classes the recording knows: a command that reads
+    when autograde starts), the hidden suites in place of nbgrader's Execute: a command that reads
     the configuration, every nbgrader command, imports neither the grader nor numpy nor pytest."""
     import subprocess
     import sys
 
-    from traitlets.utils.importstring import import_item
+    from nbgrader.preprocessors import Execute
 
-    from autograder.course import config, nbgrader_plugin
-    assert [import_item(name) for name in config.AUTOGRADE_STEPS] == \
-        nbgrader_plugin.AUTOGRADE_STEPS
+    from autograder.course import nbgrader_plugin
+    assert nbgrader_plugin.HiddenSuiteGrading in nbgrader_plugin.AUTOGRADE_STEPS
+    assert nbgrader_plugin.RecordFlags in nbgrader_plugin.AUTOGRADE_STEPS
+    assert Execute not in nbgrader_plugin.AUTOGRADE_STEPS
     probe = ("import sys\nfrom traitlets.config import Config\nfrom autograder.course import config\n"
              f"c = config.configure(Config(), {str(REPO)!r})\n"
-             "assert list(c.Autograde.autograde_preprocessors) == list(config.AUTOGRADE_STEPS)\n"
+             "assert list(c.Autograde.autograde_preprocessors) == list(config.AUTOGRADE_STEP_NAMES)\n"
              "print(sorted(m for m in ('numpy', 'pytest', 'autograder.engine.grade',\n"
              "                         'autograder.course.nbgrader_plugin') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
