@@ -5,8 +5,8 @@ the prose states no time, only what the printed times show here, checked at the 
 that are compared are taken in rounds that alternate them, and read as the median round: a run of
 `make test` shares its cores, and a share measured as two medians taken seconds apart read 0.91
 once, when other work slowed only the products (0.4 on a quiet machine and, alternated, under
-load too). Memory does not
-depend on the seed: its claims hold at every seed, which the sweep shows."""
+load too). Memory does not depend on the seed: its claims hold at every seed, which the sweep
+shows."""
 from claims import Claim, Published
 
 FLASH = "Dao, Fu, Ermon, Rudra & Ré (2022), NeurIPS, Figure 1"
