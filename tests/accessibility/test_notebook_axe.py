@@ -1,7 +1,11 @@
 """axe-core, in Debian's Chromium, on a course notebook run in the learners' JupyterLab.
 
-The solutions of 08 (the notebook with the most figures) and 11 run top to bottom in the lab
-`make lab` starts, in the course's kernel, from its Run menu, as a learner runs them. axe-core,
+The solution of 08 runs top to bottom in the lab `make lab` starts, in the course's kernel, from
+its Run menu, as a learner runs it. 08 shows the most figures of the course (nine), drawn both ways
+the notebooks draw them: matplotlib's own subplots and the course's maps (helpers.plots); in every
+notebook a figure gets its text from the same place, the course's display of figures
+(helpers.plots.show_figures_in_words), and tests/assignments/test_figures.py reads that text for
+every notebook's figures in IPython's stock kernel. axe-core,
 the version tests/accessibility/package-lock.json pins (`make test` installs it with npm), checks
 the page. Every figure the notebook shows is in the page as an image with the figure in words as
 its alt text, and axe finds no violation of its rules for text alternatives of images. Violations
@@ -60,7 +64,7 @@ RUNNING = "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].some(p
 
 
 @pytest.mark.parametrize("assignment", [pytest.param(a, marks=seed_zero.group(a)) for a in
-                                        ("08-learning-to-attend", "11-transformer-block")])
+                                        ("08-learning-to-attend",)])
 def test_a_notebook_run_in_the_learners_lab(assignment, browser, axe_source, tmp_path,  # noqa: F811
                                              monkeypatch):
     """The solution runs top to bottom in the lab `make lab` starts, in the course's kernel, as a
