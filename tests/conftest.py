@@ -3,6 +3,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import course_state  # noqa: F401
 
 # nbgrader runs `alembic` by name; make the test environment's bin/ visible as `make` does.
@@ -11,6 +13,14 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 # A course of its own for the end-to-end tests (tests/end_to_end/test_second_course.py): its hidden
 # suite is graded by the engine, never collected as the project's tests.
 collect_ignore = ["end_to_end/second-course"]
+
+
+@pytest.fixture(scope="session")
+def feedback(tmp_path_factory):
+    """The feedback pages of a class of two, graded once per test process for every test that
+    reads them (tests/support/pages.py; those tests share a worker: ``pages.ON_THE_CLASS``)."""
+    from support.pages import graded_feedback
+    return graded_feedback(tmp_path_factory)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,7 +12,7 @@ import pytest
 
 from support import COURSE
 from support.browser import BROWSER_ARGS, CHROMIUM, axe_source, playwright  # noqa: F401
-from support.pages import feedback  # noqa: F401 (a fixture: a class of two, graded)
+from support.pages import ON_THE_CLASS  # the tests that read the graded class's pages
 
 pytestmark = pytest.mark.slow
 SEVERE = ("critical", "serious")
@@ -40,6 +40,7 @@ def violations(path, axe):
     return found
 
 
+@ON_THE_CLASS
 @pytest.mark.parametrize("learner", ["honest", "blank"])
 def test_the_feedback_page_has_no_serious_violation(feedback, axe_source, learner):  # noqa: F811
     severe = [v for v in violations(feedback[learner], axe_source) if v[1] in SEVERE]

@@ -19,7 +19,7 @@ from autograder.engine.result import score_story
 from autograder.engine import grade
 from autograder.engine.options import Options
 from support import COURSE
-from support.pages import feedback  # noqa: F401  (a fixture: a class of two, graded)
+from support.pages import ON_THE_CLASS  # the tests that read the graded class's pages
 
 ASSIGNMENT = "02-scoring"
 
@@ -99,6 +99,7 @@ def text_outside_code(page):
 
 
 @pytest.mark.slow
+@ON_THE_CLASS
 def test_the_feedback_page_needs_no_network_and_names_what_it_grades(feedback):
     functions = [c["metadata"]["nbgrader"]["grade_id"][len("check_"):]
                  for c in json.loads(COURSE.assignment(ASSIGNMENT).solution.read_text())["cells"]
@@ -132,6 +133,7 @@ def test_the_feedback_page_needs_no_network_and_names_what_it_grades(feedback):
 
 
 @pytest.mark.slow
+@ON_THE_CLASS
 def test_the_feedback_page_renders_its_formulas_in_a_browser_with_no_network(feedback):
     from support.browser import BROWSER_ARGS, CHROMIUM, playwright
     if not os.path.exists(CHROMIUM):
@@ -179,6 +181,7 @@ def test_the_feedback_page_renders_its_formulas_in_a_browser_with_no_network(fee
 
 
 @pytest.mark.slow
+@ON_THE_CLASS
 def test_a_blank_notebook_hears_once_per_function_that_it_is_not_written_yet(feedback):
     page = feedback["blank"].read_text()
     sections = page.split("Hidden tests of ")[1:]
@@ -192,6 +195,7 @@ def test_a_blank_notebook_hears_once_per_function_that_it_is_not_written_yet(fee
 
 
 @pytest.mark.slow
+@ON_THE_CLASS
 def test_the_blank_pages_index_has_no_empty_comment_links_and_its_tables_have_columns(feedback):
     """nbgrader comments "No response." on every unanswered written answer: the index does not
     link to them. The tests' tables are drawn with cell padding and borders, so their column

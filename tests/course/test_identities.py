@@ -743,6 +743,7 @@ def hostile_class(tmp_path_factory, listener):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("hostile-class")  # one worker grades the class for both of its tests
 def test_learner_text_lands_escaped_and_honest_grading_is_unchanged(hostile_class):
     """Attack 9's source: the exception text a learner's code raised reaches the check cell's
     feedback table as text (entities and escapes), never as markup; the honest learner keeps
@@ -802,6 +803,7 @@ def no_script_ran(page, url, hits):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("hostile-class")
 def test_the_formgrader_and_feedback_pages_of_a_hostile_submission_run_no_script(hostile_class,
                                                                                   tmp_path):
     """Attack 9 in Chromium: the formgrader's page of mallory's submission and the feedback page

@@ -13,11 +13,15 @@ from autograder.sandbox import confinement
 from support import COURSE, execute, write_notebook
 
 ASSIGNMENT = "02-scoring"
+# The tests that read the class's pages, in tests/course/ and tests/accessibility/, run on one
+# worker (an xdist group), where the class is graded once for all of them (a session fixture).
+ON_THE_CLASS = pytest.mark.xdist_group("feedback-class")
 
 
-@pytest.fixture(scope="module")
-def feedback(tmp_path_factory):
-    """{learner: feedback HTML} for the solution ("honest") and the release ("blank")."""
+def graded_feedback(tmp_path_factory):
+    """{learner: feedback HTML} for the solution ("honest") and the release ("blank"): the
+    ``feedback`` fixture (tests/conftest.py), graded once per test process; the tests only read
+    the pages."""
     if not confinement.available():
         pytest.skip("bubblewrap is not installed: the class cannot be graded here")
     state = tmp_path_factory.mktemp("feedback") / "course"
