@@ -280,8 +280,12 @@ def run(assignment: Assignment, caller: Caller, budget_seconds: float = 300,
     # failing test) and does not collect garbage after every session to look for unraisable
     # exceptions, which no score reads either. Nor is any assert rewritten (--assert=plain): a
     # score reads the kit's exceptions, never an assertion's words, and rewriting parsed the
-    # suite's source again on every run.
-    args = [str(path), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+    # suite's source again on every run. No plugin another package installed is loaded
+    # (--disable-plugin-autoload): none of them takes part in grading (a plugin such as
+    # pytest-randomly or pytest-timeout would reorder or stop the hidden tests), and finding them
+    # through the installed packages' metadata costs every run a few milliseconds.
+    args = [str(path), "-q", "--disable-plugin-autoload", "-p", "no:cacheprovider",
+            "-p", "no:randomly",
             "-p", "no:unraisableexception", "-p", "no:threadexception", "--tb=native",
             "--assert=plain", "--import-mode=importlib", "-c", os.devnull, "--rootdir", str(path),
             "--confcutdir", str(assignment.course.suites_folder)]

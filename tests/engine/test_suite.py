@@ -78,3 +78,28 @@ def test_a_suite_is_imported_with_its_asserts_plain_even_inside_pytest(tmp_path,
     assert sys.meta_path == before
     for name in ("test_probe_rewritten", "test_probe_plain"):
         sys.modules.pop(name, None)
+
+
+def test_a_suite_runs_with_no_plugin_another_package_installed(tmp_path, monkeypatch):
+    """A pytest plugin installed by some package of the grading environment (entry point group
+    ``pytest11``: pytest-randomly, pytest-timeout, pytest-xdist...) is not loaded into a hidden
+    suite's run, where it could reorder or stop the tests; a plain pytest run loads it (the
+    control: the spy below is installed the way such a plugin is)."""
+    site = tmp_path / "site"
+    (site / "spy_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "spy_plugin-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: spy-plugin\nVersion: 1.0\n")
+    (site / "spy_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pytest11]\nspy = spy_plugin\n")
+    loaded = tmp_path / "loaded"
+    (site / "spy_plugin.py").write_text(
+        "import pathlib\n\n\ndef pytest_configure(config):\n"
+        f"    pathlib.Path({str(loaded)!r}).touch()\n")
+    monkeypatch.syspath_prepend(str(site))
+    found = COURSE.assignment(ASSIGNMENT)
+    results = suite.run(found, suite.local_caller(reference.namespace(found)), 120)
+    assert results and all(t.passed for t in results)
+    assert not loaded.exists(), "a hidden suite's run loaded a plugin of another package"
+    (tmp_path / "empty").mkdir()
+    pytest.main(["-q", "--co", "-p", "no:cacheprovider", str(tmp_path / "empty")])
+    assert loaded.exists()  # the same plugin, in a plain pytest run
