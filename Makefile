@@ -39,8 +39,13 @@ COMPILE = $(BIN)/python -m compileall -q -j 0 autograder src suites $(1) >/dev/n
 help:
 	@sed -n '2,8p' Makefile | sed '/^#$$/d'
 
+# A virtual environment made here gets this pip first: the one Python's venv brings (23.2 with
+# 3.11) takes about three times as long to resolve the locks (a fresh .venv's install of
+# requirements.lock: 28 s against 19 s, measured). An environment given with VENV keeps its own.
+PIP_VERSION := 26.3
+
 $(STAMP): requirements.lock pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/python || { $(PYTHON) -m venv $(VENV) && $(PIP) pip==$(PIP_VERSION); }
 	$(PIP) -r requirements.lock
 	$(PIP) --no-deps -e .
 	@$(call COMPILE)
@@ -59,14 +64,14 @@ hub-env: $(HUB_STAMP)
 
 # Everything an install needs, gathered on a machine with network to carry to one without (docs in
 # README.md, "With no network"): every wheel requirements.lock and requirements-hub.lock pin, for
-# this machine's Python and platform (PYTHON=python3.12 for another), the build backend that
-# installs the course and the learners' package, and configurable-http-proxy with its node
+# this machine's Python and platform (PYTHON=python3.12 for another), the pip a new environment
+# gets first, the build backend that installs the course and the learners' package, and configurable-http-proxy with its node
 # modules, ready to run (npm/, when npm is here). WITH_DEV=1 adds the maintainers' test extras.
 WHEELHOUSE_DIR := $(or $(WHEELHOUSE),wheelhouse)
 wheelhouse:
 	$(PYTHON) -m pip download --quiet --disable-pip-version-check --dest $(WHEELHOUSE_DIR) \
 	  -r requirements.lock -r requirements-hub.lock $(if $(WITH_DEV),-r requirements-dev.lock) \
-	  "setuptools>=68" wheel
+	  "setuptools>=68" wheel pip==$(PIP_VERSION)
 	@if command -v npm >/dev/null 2>&1; then \
 	  npm install --silent --no-audit --no-fund --prefix $(WHEELHOUSE_DIR)/npm configurable-http-proxy@5.3.0; \
 	else echo "note: npm is not installed: the hub's configurable-http-proxy is not in the wheelhouse."; fi

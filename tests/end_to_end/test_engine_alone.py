@@ -20,7 +20,8 @@ from autograder.engine import catalogue
 from autograder.engine.assignment import Course
 from support import REPO, environment_with_wheel, sandbox_mode, write_notebook
 
-pytestmark = pytest.mark.slow
+# one worker builds the engine's wheel and its environment for both tests
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("engine-alone")]
 
 SECOND_COURSE = Path(__file__).parent / "second-course"
 ASSIGNMENT = "centering"
