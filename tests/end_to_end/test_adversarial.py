@@ -52,7 +52,7 @@ def test_attack_gets_exactly_its_score(name, tmp_path, listener, secret_file, mo
     root = tmp_path / "submitted"
     path = root / "mallory" / ASSIGNMENT / SOLUTION_FILE.name
     place(name, path, port)
-    result = grade.grade_safely(path, COURSE.assignment(ASSIGNMENT), options(), root=root)
+    result = grade.grade_safely(path, COURSE.assignment(ASSIGNMENT), options(name), root=root)
     check_result(name, result, hits)
 
 

@@ -77,10 +77,16 @@ def if_it_works(attempt):
             + "\nelse:\n" + "\n".join("    " + l for l in BROKEN.splitlines()) + "\n")
 
 
-def options():
+def options(attack=None):
     """Attacks on the trust boundary, graded as the command line grades for Gradescope: no figure
     is drawn (the figures' own path is tested in tests/engine/test_kernel_outputs.py and in the
-    feedback page's test)."""
+    feedback page's test). An attack that only keeps the processor busy until it is cut
+    (``CUT_BY_A_TIMEOUT``) is graded alone with shorter timeouts: what it must show is that it is
+    cut and scores what it should, whatever the length (the class's commands grade it with the
+    others, at the usual ones)."""
+    if attack in CUT_BY_A_TIMEOUT:
+        return Options(sandbox="require", cell_timeout=2, notebook_timeout=40, call_timeout=1,
+                       budget=60, figures="off")
     return Options(sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3,
                    budget=60, figures="off")
 
