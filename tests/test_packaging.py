@@ -46,6 +46,17 @@ def test_environment_yml_uses_the_python_ci_uses():
     assert re.search(r"^\s*-\s*python=3\.11\b", text, re.M)
 
 
+def test_every_environment_the_course_makes_gets_the_same_pip():
+    """The Makefile's environments and the hub's learners' environment (docs/jupyterhub.md) get
+    one pinned pip before anything else, and make wheelhouse carries that one."""
+    makefile = (REPO / "Makefile").read_text()
+    [version] = re.findall(r"^PIP_VERSION := (\S+)$", makefile, re.M)
+    assert "-m venv $(VENV) && $(PIP) pip==$(PIP_VERSION)" in makefile
+    assert re.search(r"^\t  .*pip==\$\(PIP_VERSION\)$", makefile, re.M), "make wheelhouse"
+    docs = (REPO / "docs" / "jupyterhub.md").read_text()
+    assert f"/opt/attention-course/env/bin/pip install pip=={version}\n" in docs
+
+
 def test_test_extras_are_pinned_exactly():
     for lock in ("requirements-dev.lock", "requirements-hub.lock"):
         for line in (REPO / lock).read_text().splitlines():
