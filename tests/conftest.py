@@ -16,6 +16,16 @@ collect_ignore = ["end_to_end/second-course"]
 
 
 @pytest.fixture(scope="session")
+def offline_demo():
+    """`make demo` from a fresh clone with no package index (tests/support/demo_output.py), made
+    once per test process for the tests that read it (the xdist group ``wheelhouse``)."""
+    from support.demo_output import offline_demo, remove_offline_demo
+    made = offline_demo()
+    yield made
+    remove_offline_demo(made)
+
+
+@pytest.fixture(scope="session")
 def feedback(tmp_path_factory):
     """The feedback pages of a class of two, graded once per test process for every test that
     reads them (tests/support/pages.py; those tests share a worker: ``pages.ON_THE_CLASS``)."""

@@ -110,16 +110,21 @@ def grade_cell_points(assignment):
                if c.get("metadata", {}).get("nbgrader", {}).get("grade"))
 
 
-def test_instructor_sees_the_graded_class_in_the_formgrader(browser, tmp_path):
-    output = tmp_path / "demo"
-    summary = demo.run(output=output, size=8, quiet=True)
-    state = output / "course"
+@pytest.mark.xdist_group("wheelhouse")  # the worker that makes the offline demo (tests/conftest.py)
+def test_instructor_sees_the_graded_class_in_the_formgrader(browser, offline_demo, tmp_path):
+    """The class `make demo` graded, from a fresh clone with no package index (the wheelhouse's
+    test checks that run), in the formgrader of the course's instructor lab."""
+    ran = offline_demo.demo_run
+    assert ran.returncode == 0, (ran.stdout[-2000:], ran.stderr[-2000:])
+    summary = json.loads((offline_demo.output / "summary.json").read_text())
+    state = offline_demo.output / "course"
+    last = f"learner{len(summary['expected']):02d}"
     folder = shots(tmp_path)
     with jupyterlab(REPO, REPO, tmp_path, {"AUTOGRADER_STATE": str(state)}) as url:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(f"{url}/formgrader/manage_students?token={TOKEN}")
         page.wait_for_selector("text=learner01", timeout=120_000)
-        page.wait_for_selector("text=learner08", timeout=60_000)
+        page.wait_for_selector(f"text={last}", timeout=60_000)
         table = page.inner_text("body")
         for learner, scores in summary["expected"].items():
             assert learner in table

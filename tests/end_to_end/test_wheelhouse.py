@@ -10,55 +10,22 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from autograder.tools.demo import CLASS_SIZE, sample_class
-from support import REPO
 from support.demo_output import check_demo_output
 
+# the offline demo (tests/conftest.py) is made once, on the worker of this group, for this test
+# and the formgrader's in the browser (tests/end_to_end/test_browser.py)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheelhouse")]
 
-UNREACHABLE = "http://127.0.0.1:9/simple"  # nothing listens there: any use of an index fails
 
-
-def offline_environment():
-    """This process's environment, with every route to a package index cut: no configuration
-    file, no find-links, and an index that refuses connections."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PIP_", "VIRTUAL_ENV", "ATTENTION_COURSE_", "AUTOGRADER_"))}
-    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL=UNREACHABLE, PIP_RETRIES="0",
-               PIP_TIMEOUT="2", npm_config_offline="true",
-               PATH=os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                    if not p.startswith(str(REPO))))
-    return env
-
-
-@pytest.fixture(scope="module")
-def ordinary_folder():
-    """A folder with 755 parents, outside pytest's private temporary folder."""
-    top = Path(tempfile.mkdtemp(prefix="attention-offline-", dir="/var/tmp"))
-    top.chmod(0o755)
-    yield top
-    shutil.rmtree(top, ignore_errors=True)
-
-
-def test_a_wheelhouse_installs_the_course_and_runs_the_demo_with_no_index(ordinary_folder):
-    wheelhouse = ordinary_folder / "wheelhouse"
-    done = subprocess.run(["make", "--no-print-directory", "wheelhouse",
-                           f"WHEELHOUSE={wheelhouse}", f"PYTHON={sys.executable}"],
-                          cwd=REPO, capture_output=True, text=True, timeout=1800)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "On the machine with no network" in done.stdout
-    clone = ordinary_folder / "attention-course"
-    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True, timeout=300)
-    offline = offline_environment()
-    demo = subprocess.run(["make", "--no-print-directory", "demo", f"WHEELHOUSE={wheelhouse}",
-                           f"PYTHON={sys.executable}"], cwd=clone, env=offline,
-                          capture_output=True, text=True, timeout=3600)
+def test_a_wheelhouse_installs_the_course_and_runs_the_demo_with_no_index(offline_demo):
+    made, demo, offline = offline_demo.wheelhouse_run, offline_demo.demo_run, offline_demo.env
+    assert made.returncode == 0, made.stderr[-3000:]
+    assert "On the machine with no network" in made.stdout
+    clone, wheelhouse = offline_demo.clone, offline_demo.wheelhouse
     assert demo.returncode == 0, (demo.stdout[-3000:], demo.stderr[-3000:])
     assert "--no-index" in demo.stdout  # every install step ran from the folder alone
     assert "Traceback (most recent call last)" not in demo.stdout + demo.stderr

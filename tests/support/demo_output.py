@@ -3,15 +3,73 @@ grade table, the CSV export, the Gradescope results, the feedback pages, the ins
 the flags wherever an instructor looks, one score story everywhere, the learners' own figures in
 their feedback, and the class in `make demo-lab`'s formgrader."""
 import csv
+import dataclasses
 import json
 import os
+import shutil
 import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from autograder.engine.figures import plain_figure
 from autograder.tools import demo
-from support import COURSE
+from support import COURSE, REPO
+
+UNREACHABLE = "http://127.0.0.1:9/simple"  # nothing listens there: any use of an index fails
+
+
+def offline_environment():
+    """This process's environment, with every route to a package index cut: no configuration
+    file, no find-links, and an index that refuses connections."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PIP_", "VIRTUAL_ENV", "ATTENTION_COURSE_", "AUTOGRADER_"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL=UNREACHABLE, PIP_RETRIES="0",
+               PIP_TIMEOUT="2", npm_config_offline="true",
+               PATH=os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                    if not p.startswith(str(REPO))))
+    return env
+
+
+@dataclasses.dataclass
+class OfflineDemo:
+    """`make wheelhouse`, then `make demo WHEELHOUSE=...` from a fresh clone with no index, as the
+    README runs them, in a folder with 755 parents outside pytest's private temporary folder."""
+    top: Path
+    wheelhouse: Path
+    clone: Path
+    env: dict
+    wheelhouse_run: subprocess.CompletedProcess
+    demo_run: subprocess.CompletedProcess
+
+    @property
+    def output(self):
+        return self.clone / "demo-output"
+
+
+def offline_demo():
+    """Make the demo as :class:`OfflineDemo` says (the ``offline_demo`` fixture of
+    tests/conftest.py: once per test process, for the wheelhouse's test and the formgrader's)."""
+    top = Path(tempfile.mkdtemp(prefix="attention-offline-", dir="/var/tmp"))
+    top.chmod(0o755)
+    wheelhouse = top / "wheelhouse"
+    made = subprocess.run(["make", "--no-print-directory", "wheelhouse",
+                           f"WHEELHOUSE={wheelhouse}", f"PYTHON={sys.executable}"],
+                          cwd=REPO, capture_output=True, text=True, timeout=1800)
+    clone = top / "attention-course"
+    if made.returncode == 0:
+        subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True, timeout=300)
+    env = offline_environment()
+    ran = subprocess.run(["make", "--no-print-directory", "demo", f"WHEELHOUSE={wheelhouse}",
+                          f"PYTHON={sys.executable}"], cwd=clone, env=env, capture_output=True,
+                         text=True, timeout=3600) if made.returncode == 0 else made
+    return OfflineDemo(top, wheelhouse, clone, env, made, ran)
+
+
+def remove_offline_demo(made):
+    shutil.rmtree(made.top, ignore_errors=True)
 
 
 def check_demo_output(output, summary, learners, clone, venv, env):
