@@ -65,8 +65,9 @@ hub-env: $(HUB_STAMP)
 # Everything an install needs, gathered on a machine with network to carry to one without (docs in
 # README.md, "With no network"): every wheel requirements.lock and requirements-hub.lock pin, for
 # this machine's Python and platform (PYTHON=python3.12 for another), the pip a new environment
-# gets first, the build backend that installs the course and the learners' package, and configurable-http-proxy with its node
-# modules, ready to run (npm/, when npm is here). WITH_DEV=1 adds the maintainers' test extras.
+# gets first, the build backend that installs the course and the learners' package, and
+# configurable-http-proxy with its node modules, ready to run (npm/, when npm is here).
+# WITH_DEV=1 adds the maintainers' test extras.
 WHEELHOUSE_DIR := $(or $(WHEELHOUSE),wheelhouse)
 wheelhouse:
 	$(PYTHON) -m pip download --quiet --disable-pip-version-check --dest $(WHEELHOUSE_DIR) \
