@@ -10,6 +10,7 @@ function, so the score shows the grader survived them and still graded the rest.
 tests/end_to_end/test_adversarial.py runs them three ways; other tests build their own attacks
 from the same pieces (:func:`with_answer`, :func:`with_extra_cell`, :func:`in_place_with`).
 """
+import dataclasses
 import json
 import os
 import shutil
@@ -84,11 +85,11 @@ def options(attack=None):
     (``CUT_BY_A_TIMEOUT``) is graded alone with shorter timeouts: what it must show is that it is
     cut and scores what it should, whatever the length (the class's commands grade it with the
     others, at the usual ones)."""
+    usual = Options(sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3,
+                    budget=60, figures="off")
     if attack in CUT_BY_A_TIMEOUT:
-        return Options(sandbox="require", cell_timeout=2, notebook_timeout=40, call_timeout=1,
-                       budget=60, figures="off")
-    return Options(sandbox="require", cell_timeout=4, notebook_timeout=40, call_timeout=3,
-                   budget=60, figures="off")
+        return dataclasses.replace(usual, cell_timeout=2, call_timeout=1)
+    return usual
 
 
 def base():
