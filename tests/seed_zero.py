@@ -4,13 +4,15 @@ The run is the one JupyterLab makes (a fresh python3 kernel, IPython's stock one
 inline backend), with one BLAS thread as ``make bench`` measures, and with three cells added: a
 probe first, which records each figure's titles and any series that look alike apart from colour
 (tests/assignments/test_figures.py reads it; the lab's accessibility test compares its figures'
-text with the lab's); its report; and, last, the value of every claim
-checked at ``SEED = 0`` (tests/assignments/test_claims.py), those about an optional run that only
-demonstrations make included (:func:`shared_settings`). Each notebook is run once per test
-process: the tests that read it share an xdist group (:func:`group`), so they share the process.
+text with the lab's); its report; and, last, the value of every claim checked at ``SEED = 0``
+(tests/assignments/test_claims.py). Each notebook is run once per test process: the tests that
+read it share an xdist group (:func:`group`), so they share the process.
+
+The notebook runs as committed, its optional runs off. ``make claims`` makes each optional run
+(``run(assignment, "LONGER_RUN = True")``, the same cells with that one line changed) to check the
+claims about it and the figures it draws.
 """
 import contextlib
-import copy
 import dataclasses
 import functools
 import json
@@ -20,7 +22,6 @@ import nbformat
 import pytest
 
 import claims
-from autograder.engine import demonstrations
 from support import COURSE, execute
 
 FIGURE_MARKER = "FIGURE-PROBE "
@@ -109,15 +110,6 @@ class Run:
     notebook: object    # the executed solution notebook, without the added cells
     probe: list         # per figure drawn: {"titles", "alike"}
     values: dict        # claim value expression -> its value (or the error, as text)
-    optional: frozenset = frozenset()  # indices of the cells a shared setting switched on
-
-    def as_committed(self):
-        """The executed notebook without the outputs of the optional runs (what Run All makes of
-        the notebook as committed, where those runs are off)."""
-        shown = copy.deepcopy(self.notebook)
-        for index in self.optional:
-            shown.cells[index].outputs = []
-        return shown
 
 
 def group(assignment):
@@ -138,54 +130,23 @@ def apply_setting(notebook, setting):
     replace_line(notebook, re.compile(rf"^{name} = .*$", re.M), setting, f"`{name} = ...`")
 
 
-@functools.cache
-def shared_settings(assignment):
-    """The settings of claims at ``SEED = 0`` that the run at ``SEED = 0`` makes too: those that
-    switch on demonstrations alone. Such a setting names a variable that one cell binds and only
-    demonstration cells read; a demonstration changes nothing that later code reads (the
-    authoring check, tests/engine/test_demonstrations.py); and the demonstrations that read it
-    bind no name that a claim at ``SEED = 0`` reads. Everything else the notebook computes is then
-    what it computes without the setting, and one run serves both."""
+def claims_of(assignment, setting=""):
+    """The claims checked at ``SEED = 0`` in the run with ``setting`` (none: as committed)."""
     module = claims.load(assignment)
-    if module is None:
-        return ()
-    cells = [c for c in nbformat.read(COURSE.assignment(assignment).solution,
-                                      as_version=4).cells if c.cell_type == "code"]
-    read_by_claims = set().union(*(demonstrations.reads(c.value) for c in module.CLAIMS
-                                   if not c.setting))
-    return tuple(setting for setting in sorted({c.setting for c in module.CLAIMS if c.setting})
-                 if switches_on_demonstrations_alone(setting, cells, read_by_claims))
-
-
-def switches_on_demonstrations_alone(setting, cells, read_by_claims):
-    """Whether ``setting`` names a variable other than ``SEED`` that one of the code ``cells``
-    binds and only demonstration cells read, which bind none of the names ``read_by_claims``."""
-    name = claims.SETTING.fullmatch(setting).group(1)
-    binding = [c for c in cells if re.search(rf"^{name} = .*$", c.source, re.M)]
-    readers = [c for c in cells if name in demonstrations.reads(c.source)]
-    return name != "SEED" and len(binding) == 1 and bool(readers) and \
-        all(demonstrations.tagged(c) for c in readers) and \
-        not set().union(*(demonstrations.bound(c.source) for c in readers)) & read_by_claims
-
-
-def seed_zero_claims(assignment):
-    """The claims whose values the run at ``SEED = 0`` reads out."""
-    module = claims.load(assignment)
-    shared = shared_settings(assignment)
-    return [c for c in module.CLAIMS if not c.setting or c.setting in shared] if module else []
+    return [c for c in module.CLAIMS if c.setting == setting] if module else []
 
 
 @functools.cache
-def run(assignment):
-    """The solution notebook of ``assignment`` run once at ``SEED = 0`` (see the module), with the
-    :func:`shared_settings` that switch on demonstrations alone."""
+def run(assignment, setting=""):
+    """The solution notebook of ``assignment`` run once at ``SEED = 0`` (see the module), as
+    committed or with ``setting`` (``NAME = value``) in place of its line ``NAME = ...``."""
     path = COURSE.assignment(assignment).solution
     notebook = nbformat.read(path, as_version=4)
-    for setting in shared_settings(assignment):
+    if setting:
         apply_setting(notebook, setting)
     notebook.cells.insert(0, nbformat.v4.new_code_cell(PROBE))
     notebook.cells += [nbformat.v4.new_code_cell(REPORT), nbformat.v4.new_code_cell(
-        readout([c.value for c in seed_zero_claims(assignment)]))]
+        readout([c.value for c in claims_of(assignment, setting)]))]
     # the inline backend, as in JupyterLab; IPython's stock kernel, whatever JUPYTER_PATH adds
     with environment(ONE_THREAD, removed=("MPLBACKEND", "JUPYTER_PATH")):
         execute(notebook, path.parent)
@@ -193,7 +154,4 @@ def run(assignment):
     probe = json.loads(printed.split(FIGURE_MARKER, 1)[1])
     values = read_values(notebook.cells[-1])
     notebook.cells = notebook.cells[1:-2]
-    names = {claims.SETTING.fullmatch(s).group(1) for s in shared_settings(assignment)}
-    optional = frozenset(i for i, c in enumerate(notebook.cells) if c.cell_type == "code"
-                         and demonstrations.tagged(c) and names & demonstrations.reads(c.source))
-    return Run(notebook, probe, values, optional)
+    return Run(notebook, probe, values)

@@ -11,9 +11,11 @@ docs/authoring.md, "Claims"):
   directions (``every_seed=True``) at the other seeds of ``claims.TEST_SEEDS`` as well: the test
   replaces the notebook's one ``SEED = 0`` line, from which every generator of its experiments
   derives;
-- with ``CLAIM_SWEEP=1`` (``make claims``, which ``make bench`` runs), only the sweep: every
-  direction at every seed of ``claims.sweep_seeds()`` (ten or more; ``CLAIM_SEEDS`` picks others)
-  and every rate over them, one test per assignment and setting.
+- with ``CLAIM_SWEEP=1`` (``make claims``, which ``make bench`` runs), only what takes more runs
+  than the notebook as committed: every direction at every seed of ``claims.sweep_seeds()`` (ten
+  or more; ``CLAIM_SEEDS`` picks others) and every rate over them, one test per assignment and
+  setting; and each optional run (``LONGER_RUN = True``) at ``SEED = 0``, its claims and the
+  figures it draws.
 """
 import os
 import math
@@ -23,7 +25,7 @@ import pytest
 
 import claims
 import seed_zero
-from support import (ASSIGNMENTS, COURSE, cell_source as source, execute,
+from support import (ASSIGNMENTS, COURSE, cell_source as source, execute, figure_text,
                      solution_cells as notebook_cells)
 
 WITH_CLAIMS = [a for a in ASSIGNMENTS if claims.load(a) is not None]
@@ -43,18 +45,28 @@ def markdown(assignment):
 
 
 def runs():
-    """(assignment, seed, setting): one execution of a solution notebook each."""
+    """(assignment, seed, setting): one execution of a solution notebook each (the optional
+    runs are ``make claims``'s: :func:`optional_runs`)."""
     for assignment in WITH_CLAIMS:
         found = set()
         for claim in claims.load(assignment).CLAIMS:
+            if claim.optional_run:
+                continue
             for seed in claims.TEST_SEEDS if claim.every_seed else claims.TEST_SEEDS[:1]:
                 found.add((seed, claim.setting))
         for seed, setting in sorted(found):
             name = f"{assignment}-seed{seed}" + (f"-{setting.split(' = ')[0]}" if setting else "")
-            # the run the figures' test reads too
-            shared = seed == 0 and (not setting or setting in seed_zero.shared_settings(assignment))
+            shared = seed == 0 and not setting  # the run the figures' test reads too
             yield pytest.param(assignment, seed, setting, id=name,
                                marks=seed_zero.group(assignment) if shared else ())
+
+
+def optional_runs():
+    """(assignment, setting): the optional runs a claim is about, at ``SEED = 0``."""
+    for assignment in WITH_CLAIMS:
+        for setting in sorted({c.setting for c in claims.load(assignment).CLAIMS
+                               if c.optional_run}):
+            yield pytest.param(assignment, setting, id=f"{assignment}-{setting.split(' = ')[0]}")
 
 
 # ---------------------------------------------------------------- the prose
@@ -201,30 +213,6 @@ def executed_values(assignment, seed, setting, expressions):
     return seed_zero.read_values(notebook.cells[-1])
 
 
-def test_one_run_serves_a_setting_only_when_it_switches_on_demonstrations_alone():
-    """The run at ``SEED = 0`` makes an optional run too when its setting changes nothing else
-    the notebook computes (tests/seed_zero.py); otherwise the setting gets a run of its own."""
-    import nbformat
-
-    def cell(source, demonstration=False):
-        made = nbformat.v4.new_code_cell(source)
-        if demonstration:
-            made.metadata["tags"] = ["demonstration"]
-        return made
-
-    cells = [cell("SEED = 0\nrng = make(SEED)"), cell("LONGER = False"),
-             cell("if LONGER:\n    longer = train(3000)", demonstration=True), cell("x = f(rng)")]
-    shared = seed_zero.switches_on_demonstrations_alone
-    assert shared("LONGER = True", cells, {"x", "f", "rng"})
-    assert not shared("SEED = 3", cells, {"x"})  # every generator changes
-    assert not shared("LONGER = True", cells, {"longer"})  # a claim at SEED = 0 reads what it binds
-    read_elsewhere = cells[:3] + [cell("x = f(rng) if LONGER else 0")]
-    assert not shared("LONGER = True", read_elsewhere, {"x"})
-    assert not shared("LONGER = True", cells + [cell("LONGER = 1")], {"x"})  # bound twice
-    assert not shared("WIDTH = 64", cells, {"x"})  # no such line
-    assert seed_zero.shared_settings("12-real-words") == ("LONGER_RUN = True",)
-
-
 @not_in_sweep
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment, seed, setting", list(runs()))
@@ -234,17 +222,35 @@ def test_claims_hold(assignment, seed, setting):
                if ((seed == 0 and c.rate is None) or c.every_seed) and c.setting == setting]
     if not entries:
         return
-    if seed == 0 and (not setting or setting in seed_zero.shared_settings(assignment)):
+    if seed == 0 and not setting:
         values = seed_zero.run(assignment).values
     else:
         values = executed_values(assignment, seed, setting, [c.value for c in entries])
+    wrong = outside_bounds(entries, values)
+    assert not wrong, f"{assignment} at SEED = {seed} {setting}:\n  " + "\n  ".join(wrong)
+
+
+def outside_bounds(entries, values):
+    """The claims of ``entries`` whose value in ``values`` is an error or out of bounds, said."""
     wrong = []
     for claim in entries:
         value = values[claim.value]
         if isinstance(value, str) or not claim.holds(value):
             shown = value if isinstance(value, str) else f"{value:.4g}"
             wrong.append(f"{claim.quote!r}: {claim.value} = {shown}, should be {claim.bounds()}")
-    assert not wrong, f"{assignment} at SEED = {seed} {setting}:\n  " + "\n  ".join(wrong)
+    return wrong
+
+
+@sweep_only
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment, setting", list(optional_runs()))
+def test_an_optional_run_computes_its_claims_and_draws_readable_figures(assignment, setting):
+    """The notebook with its optional run switched on (``LONGER_RUN = True``), at ``SEED = 0``:
+    the claims about that run hold, and every figure the run shows passes the figures' test."""
+    run = seed_zero.run(assignment, setting)
+    wrong = outside_bounds(seed_zero.claims_of(assignment, setting), run.values)
+    assert not wrong, f"{assignment} at SEED = 0 with {setting}:\n  " + "\n  ".join(wrong)
+    figure_text.check(f"{assignment} with {setting}", run)
 
 
 def sweeps():
@@ -306,6 +312,9 @@ def test_a_claim_needs_bounds_and_a_quote():
         claims.Claim(quote="q", value="x", low=0.5, rate=(0.0, 1.0))
     with pytest.raises(ValueError):
         claims.Claim(quote="q", value="x", low=0.5, rate=(0.7, 1.0), every_seed=True)
+    assert claims.Claim(quote="q", value="x", low=0, setting="LONGER_RUN = True").optional_run
+    assert not claims.Claim(quote="q", value="x", low=0, setting="SEED = 9").optional_run
+    assert not claims.Claim(quote="q", value="x", low=0).optional_run
     rate = claims.Claim(quote="q", value="x", low=0.5, rate=(0.7, 1.0))
     assert rate.rate_holds([0.6] * 7 + [0.1] * 3) == (True, 0.7)
     assert rate.rate_holds([0.6] * 6 + [0.1] * 4) == (False, 0.6)

@@ -15,7 +15,7 @@
 
 ``tests/assignments/test_claims.py`` runs the solution notebook in a fresh kernel (once with its
 ``SEED = 0`` line, and with the other seeds of :data:`TEST_SEEDS` when a claim has
-``every_seed=True``; once more with a ``setting`` line for claims about an optional run), evaluates
+``every_seed=True``; once more with a ``setting`` line for claims about another seed), evaluates
 every ``value`` in the notebook's namespace and checks it against its bounds; checks that every
 ``quote`` appears in a markdown cell; and checks that every number the prose states as a result is
 covered by a claim's or a published number's quote (see docs/authoring.md, "Claims").
@@ -24,7 +24,10 @@ The seeds ``make test`` runs are few (:data:`TEST_SEEDS`). ``make claims`` (whic
 runs too) checks every direction over a sweep of at least ten seeds (:func:`sweep_seeds`, seeds 0
 to 9 unless ``CLAIM_SEEDS`` names others, such as ``CLAIM_SEEDS=10-29`` or ``CLAIM_SEEDS=5,6,7``):
 a claim with ``every_seed=True`` must hold at every one of them, and a claim with a ``rate`` at the
-share of them it states. The seeds are not special: the claims must hold at any seeds drawn.
+share of them it states. The seeds are not special: the claims must hold at any seeds drawn. It
+also makes each optional run (a ``setting`` such as ``LONGER_RUN = True``) at ``SEED = 0`` and
+checks the claims about it and the figures it draws: an optional run is the notebook's longest
+(12's takes more than a minute), and ``make test`` runs the notebooks as committed.
 """
 import dataclasses
 import importlib.util
@@ -51,7 +54,9 @@ class Claim:
         A rate claim is checked by the sweep only; state it with margin, since the sweep may be
         run at other seeds.
     setting: for a claim about an optional run, the line that switches it on, such as
-        ``"LONGER_RUN = True"``: the notebook's line ``LONGER_RUN = ...`` is replaced by it.
+        ``"LONGER_RUN = True"``: the notebook's line ``LONGER_RUN = ...`` is replaced by it
+        (checked by ``make claims``, with the figures that run draws); ``"SEED = 9"`` for a claim
+        about one other seed (checked by ``make test``).
     """
     quote: str
     value: str
@@ -73,6 +78,12 @@ class Claim:
             if self.every_seed or not (0.0 <= low <= high <= 1.0) or (low, high) == (0.0, 1.0):
                 raise ValueError(f"claim {self.quote!r}: a rate is (low share, high share) within "
                                  f"[0, 1], not both 0 and 1, and not with every_seed")
+
+    @property
+    def optional_run(self):
+        """Whether the claim is about an optional run: its setting switches on something other
+        than a seed (``LONGER_RUN = True``), which ``make claims`` makes, not ``make test``."""
+        return bool(self.setting) and SETTING.fullmatch(self.setting).group(1) != "SEED"
 
     @property
     def across_seeds(self):
