@@ -121,12 +121,18 @@ def test_a_flooding_kernel_leaves_the_grader_within_its_bounds(attack, tmp_path)
 
 
 def test_a_kernel_that_sends_more_than_the_total_is_no_longer_heard(tmp_path):
-    """2 MiB messages forever, from the graded function itself: the submission's kernels reach
-    the total (lowered to 64 MiB here), the grader stops listening, and says why."""
+    """2 MiB messages forever, from a thread the graded function starts: the submission's kernels
+    reach the total (lowered to 64 MiB here), the grader stops listening, and says why. The first
+    call returns only once the thread has sent 80 MiB, so that the total is passed while the
+    suite runs, however fast the grader is (a quick grader once finished first and gave 8/8)."""
     answer = ("import threading\nfrom IPython.display import display\n_started = []\n"
+              "_past_the_total = threading.Event()\n"
+              "def _flood():\n    sent = 0\n    while True:\n"
+              "        display({'text/plain': 'v' * (2 << 20)}, raw=True)\n"
+              "        sent += 1\n        if sent == 40:\n            _past_the_total.set()\n"
               "def row_normalize(X):\n    if not _started:\n        _started.append(1)\n"
-              "        threading.Thread(target=lambda: [display({'text/plain': 'v' * (2 << 20)}, "
-              "raw=True) for _ in iter(int, 1)], daemon=True).start()\n"
+              "        threading.Thread(target=_flood, daemon=True).start()\n"
+              "        _past_the_total.wait(60)\n"
               "    sums = X.sum(axis=-1, keepdims=True)\n    return X / np.where(sums == 0, 1, sums)\n")
     path = write_notebook(tmp_path / "total" / ASSIGNMENT / SOLUTION_FILE.name,
                           with_answer(answer))
