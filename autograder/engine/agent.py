@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import functools
+import importlib
 import io
 import json
 import math
@@ -207,8 +208,40 @@ def put_in_place(names: list[str], namespace: dict[str, Any]) -> None:
         namespace[name] = course_function(name)
 
 
+def flush_only_what_is_written() -> None:
+    """Make the kernel's stdout and stderr skip a flush that has nothing to send.
+
+    ipykernel's flush hands its output thread two tasks and waits for both, even when nothing was
+    printed, and it flushes both streams before and after every cell and before every display:
+    six waits on another thread for each call, none of which sends anything when the call printed
+    nothing (the agent catches what the learner's function prints). A stream with text waiting is
+    flushed as before, so no output moves; with an ipykernel whose streams this does not know,
+    every flush is the full one."""
+    try:
+        stream = importlib.import_module("ipykernel.iostream").OutStream
+    except (ImportError, AttributeError):
+        return
+    full = stream.flush
+    if getattr(full, "skips_empty", False):  # installed already
+        return
+
+    def flush(self: Any) -> None:
+        try:
+            with self._buffer_lock:
+                waiting = self.echo is not None or any(
+                    buffer.tell() for buffer in self._buffers.values())
+        except Exception:  # not the ipykernel this knows: flush as it would
+            waiting = True
+        if waiting:
+            full(self)
+
+    flush.skips_empty = True  # type: ignore[attr-defined]
+    stream.flush = flush
+
+
 REQUEST_KEY = "autograder_request"  # where an execute request's metadata carries a call
 ENTRY = """
+__autograder_agent__.flush_only_what_is_written()
 def __autograder_call__():
     from IPython.display import display
     # the call is sent beside the cell, in its request's metadata

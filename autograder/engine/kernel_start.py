@@ -351,9 +351,11 @@ class ConfinedKernel:
         seconds, or None. A message that cannot be read (a bad signature, JSON with too many
         values) is consumed and comes back as an empty dict, so that a reader's deadline still
         holds."""
-        get: Callable[..., Any] = {"shell": self.client.get_shell_msg,
-                                   "stdin": self.client.get_stdin_msg}.get(channel,
-                                                                           self.iopub.get_msg)
+        # the channels' own reads: the client's get_shell_msg wraps the same read in an event
+        # loop's turn, which cost every call into the kernel more than the read itself
+        get: Callable[..., Any] = {"shell": self.client.shell_channel.get_msg,
+                                   "stdin": self.client.stdin_channel.get_msg}.get(
+                                       channel, self.iopub.get_msg)
         try:
             message = get(timeout=max(0.0, timeout))
         except queue.Empty:

@@ -22,24 +22,22 @@ class FloodingClient:
 
     def __init__(self):
         self.read = 0
+        # the shell channel sends each request and reads replies; the stdin channel holds the
+        # questions of stand-ins, none of this call's
+        self.shell_channel = self.stdin_channel = self
 
-    def get_shell_msg(self, timeout=None):
+    def get_msg(self, timeout=None):  # every channel, the session's own iopub channel too
         self.read += 1
         return {"parent_header": {"msg_id": "someone else"}, "msg_type": "stream",
                 "content": {"name": "stdout", "text": "x"}}
 
-    get_msg = get_shell_msg  # as the session's own iopub channel
-    get_stdin_msg = get_shell_msg  # questions of stand-ins, none of this call's
+    def send(self, message):
+        pass
 
     class session:  # the client's session makes each request's message
         @staticmethod
         def msg(kind, content, metadata=None):
             return {"header": {"msg_id": "this cell"}, "content": content, "metadata": metadata}
-
-    class shell_channel:  # and its shell channel sends it
-        @staticmethod
-        def send(message):
-            pass
 
     def kernel_info(self):
         return "this request"
