@@ -320,6 +320,10 @@ ATTACKS.update({
         "np.errstate = __import__('contextlib').nullcontext\n"), "in_place", ""),
     "patch the agent to hide an in-place change": (in_place_with(
         "__autograder_agent__._array_equal = lambda *a, **k: True\n"), FULL, ""),
+    # --- the kernel's streams, whose empty flushes the agent skips, are the learner's too
+    "streams that never flush": (with_extra_cell(
+        "import sys\ntype(sys.stdout).flush = lambda self: None\nprint('waits for no flush')\n"),
+        FULL, ""),
 })
 
 # Attacks whose source the grader must flag for the instructor (it patches modules, names the
