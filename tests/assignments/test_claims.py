@@ -248,7 +248,9 @@ def test_an_optional_run_computes_its_claims_and_draws_readable_figures(assignme
     """The notebook with its optional run switched on (``LONGER_RUN = True``), at ``SEED = 0``:
     the claims about that run hold, and every figure the run shows passes the figures' test."""
     run = seed_zero.run(assignment, setting)
-    wrong = outside_bounds(seed_zero.claims_of(assignment, setting), run.values)
+    # a rate about the optional run holds at some seeds only: the sweep checks it, as any rate
+    entries = [c for c in seed_zero.claims_of(assignment, setting) if c.rate is None]
+    wrong = outside_bounds(entries, run.values)
     assert not wrong, f"{assignment} at SEED = 0 with {setting}:\n  " + "\n  ".join(wrong)
     figure_text.check(f"{assignment} with {setting}", run)
 
