@@ -37,8 +37,12 @@ class RunningKernel(ConfinedKernel):
 
         The cell is over when iopub says the kernel is idle again, or shortly after the shell's
         execute_reply when iopub's idle message was lost (a subscriber whose connection was
-        closed for breaking a limit misses what is published before it reconnects). Nothing
-        here waits past ``timeout``, but the interrupt that follows it (:meth:`_interrupt`).
+        closed for breaking a limit misses what is published before it reconnects). "Shortly"
+        is :data:`IDLE_GRACE` after the reply or after the last output of an earlier request
+        that iopub delivered since: a kernel still sending what an earlier cell displayed (a
+        loaded machine, a cell that drew hundreds of figures) sends this request's outputs
+        after it. Nothing here waits past ``timeout``, but the interrupt that follows it
+        (:meth:`_interrupt`), and only a request the shell has not answered is interrupted.
 
         With ``answer``, the kernel may ask questions on its stdin channel while the code runs
         (the course's functions in a second chance: :mod:`autograder.engine.oracle`): each
@@ -60,6 +64,8 @@ class RunningKernel(ConfinedKernel):
         while True:
             now = time.monotonic()
             if deadline - now <= 0:
+                if replied is not None:  # done, by the shell's word; iopub was still busy
+                    return error, False, False
                 return error, True, self._interrupt(msg_id)
             if replied is None and self._replied(msg_id, deadline):
                 replied = now
@@ -80,6 +86,8 @@ class RunningKernel(ConfinedKernel):
                 continue
             try:  # the kernel can send anything: read only well-formed messages
                 if parent_id(msg) != msg_id:
+                    if replied is not None:  # an earlier request's outputs, still being read:
+                        replied = time.monotonic()  # this one's are behind them
                     continue
                 kind, content = msg["msg_type"], msg["content"]
                 if kind == "status" and content.get("execution_state") == "idle":
