@@ -22,6 +22,9 @@ The kit, one of each, so that no suite writes its own:
 - :func:`expect_plain_cache`: the cache of a learner's forward pass can be handed back to their
   backward pass; :func:`forward_for_backward` runs the forward pass a backward pass is tested
   through, and says which of the two to fix when it fails.
+- :func:`computed_once`: a trusted value the suite computes from its own constants alone (the
+  expected statistics of a large simulation) is computed once per grading process, although the
+  suite is imported afresh for every submission.
 
 Naming a mistake: pass ``mistakes=mistakes(ASSIGNMENT, "softmax", z, learner=submission)`` (from
 ``autograder.kit``) to :func:`expect_close`. A catalogued mistake is then named only when the
@@ -35,8 +38,11 @@ of the course imports by name (:func:`suite.run` puts the folder on the import p
 from __future__ import annotations
 
 import contextvars
+import copy
 import functools
-from typing import Any, Callable
+import hashlib
+from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 import pytest
@@ -223,6 +229,41 @@ def suite_function(source: str, **params: Any) -> tuple[Lambda | Partial, Callab
 
 
 # ------------------------------------------------------------------ trusted math
+
+_Computed = TypeVar("_Computed")
+_computed: dict[tuple[Any, ...], Any] = {}
+MAX_COMPUTED = 512  # values kept in one grading process, over every suite and argument
+
+
+def computed_once(function: Callable[..., _Computed]) -> Callable[..., _Computed]:
+    """``function``'s value for the same arguments, computed once per grading process.
+
+    For a trusted value a suite computes from its own constants alone, never from what a
+    learner's function returned: the expected statistics of a large simulation, held-out data.
+    A ``functools.lru_cache`` in a suite would not do: the suite is imported afresh for every
+    submission, and its caches with it. The value is kept under the suite file's content (a
+    changed suite computes again), the function's name and the arguments (hashable, as for
+    ``lru_cache``); each caller gets its own deep copy, so that no test can change what another
+    sees. At most :data:`MAX_COMPUTED` values are kept: past that, values are computed and not
+    kept."""
+    source = Path(function.__code__.co_filename)
+    try:
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    except OSError:
+        digest = ""
+
+    @functools.wraps(function)
+    def once(*args: Any, **kwargs: Any) -> _Computed:
+        key = (str(source), digest, function.__qualname__, args, tuple(sorted(kwargs.items())))
+        if key not in _computed:
+            value = function(*args, **kwargs)
+            if len(_computed) >= MAX_COMPUTED or not digest:
+                return value
+            _computed[key] = value
+        kept: _Computed = copy.deepcopy(_computed[key])
+        return kept
+    return once
+
 
 def central_differences(f: Callable[[np.ndarray], float], x: Any,
                         eps: float = 1e-6) -> np.ndarray:

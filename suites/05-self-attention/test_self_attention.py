@@ -1,13 +1,12 @@
 """Hidden suite of 05-self-attention: causal_mask, self_attention, future_influence and the
 subject-verb design exercise (subject_verb_weights)."""
-import functools
 
 import numpy as np
 import pytest
 from helpers import grammar
 
-from autograder.kit import (Lambda, Partial, RNG, as_array, as_float, as_pair, check, expect_close,
-                            expect_shape, fail, mistakes, points)
+from autograder.kit import (Lambda, Partial, RNG, as_array, as_float, as_pair, check, computed_once,
+                            expect_close, expect_shape, fail, mistakes, points)
 
 from attention_kit import expect_clean_call, softmax
 
@@ -429,7 +428,7 @@ def expect_subjects_found(submission, sentences, what):
     return report
 
 
-@functools.lru_cache(maxsize=None)
+@computed_once
 def held_out_sets():
     return {
         "new sentences": grammar.generate_sentences(np.random.default_rng(101), 300),

@@ -73,3 +73,57 @@ def test_expect_close_names_a_mistake_behind_a_wrong_shape():
     with pytest.raises(testing.Feedback, match="This is what you get when you transpose it"):
         testing.expect_close(np.ones((3, 2)), np.ones((2, 3)), "f(x)",
                              mistakes={"transpose it": np.ones((3, 2))})
+
+
+# ------------------------------------------------------------------ computed once per process
+
+def test_a_trusted_value_is_computed_once_per_process_across_fresh_imports_of_its_suite(tmp_path):
+    """A suite is imported afresh for every submission, so an lru_cache in it starts empty each
+    time; ``computed_once`` keeps the value for the process, under the suite file's content: the
+    same file imported again computes nothing, a changed file computes again, and no caller can
+    change what the next one gets."""
+    import importlib.util
+    import sys
+
+    source = tmp_path / "test_once.py"
+
+    def imported(text):
+        source.write_text(text)
+        spec = importlib.util.spec_from_file_location(f"test_once_{len(counts)}", source)
+        module = importlib.util.module_from_spec(spec)
+        module.counts = counts
+        spec.loader.exec_module(module)
+        return module
+
+    counts = []
+    suite_text = ("from autograder.kit import computed_once\n"
+                  "@computed_once\n"
+                  "def expected(n, scale=1):\n"
+                  "    counts.append(n)\n"
+                  "    return {'values': [scale * i for i in range(n)]}\n")
+    first = imported(suite_text)
+    value = first.expected(3)
+    assert value == {"values": [0, 1, 2]} and counts == [3]
+    value["values"].append("changed by a test")
+    again = imported(suite_text)  # the next submission's import of the same suite
+    assert again.expected(3) == {"values": [0, 1, 2]} and counts == [3]
+    assert again.expected(3, scale=2) == {"values": [0, 2, 4]} and counts == [3, 3]
+    changed = imported(suite_text.replace("scale * i", "scale * i + 1"))  # the suite was edited
+    assert changed.expected(3) == {"values": [1, 2, 3]} and counts == [3, 3, 3]
+    assert "test_once_0" not in sys.modules
+
+
+def test_no_more_than_a_bounded_number_of_values_is_kept(monkeypatch):
+    monkeypatch.setattr(testing, "_computed", {})
+    monkeypatch.setattr(testing, "MAX_COMPUTED", 4)
+    calls = []
+
+    @testing.computed_once
+    def square(x):
+        calls.append(x)
+        return x * x
+
+    assert [square(x) for x in range(6)] == [0, 1, 4, 9, 16, 25]
+    assert len(testing._computed) == 4
+    assert [square(x) for x in range(6)] == [0, 1, 4, 9, 16, 25]
+    assert calls == [0, 1, 2, 3, 4, 5, 4, 5]  # the first four kept, the rest computed each time
