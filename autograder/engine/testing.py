@@ -235,17 +235,31 @@ _computed: dict[tuple[Any, ...], Any] = {}
 MAX_COMPUTED = 512  # values kept in one grading process, over every suite and argument
 
 
+def _frozen(value: Any) -> Any:
+    """``value`` as a key of :func:`computed_once`'s store (arrays by dtype, shape and bytes)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape,
+                hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest())
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_frozen(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((repr(k), _frozen(v)) for k, v in value.items())))
+    hash(value)  # anything else must be hashable, as for functools.lru_cache
+    return (type(value).__name__, value)
+
+
 def computed_once(function: Callable[..., _Computed]) -> Callable[..., _Computed]:
     """``function``'s value for the same arguments, computed once per grading process.
 
     For a trusted value a suite computes from its own constants alone, never from what a
-    learner's function returned: the expected statistics of a large simulation, held-out data.
-    A ``functools.lru_cache`` in a suite would not do: the suite is imported afresh for every
-    submission, and its caches with it. The value is kept under the suite file's content (a
-    changed suite computes again), the function's name and the arguments (hashable, as for
-    ``lru_cache``); each caller gets its own deep copy, so that no test can change what another
-    sees. At most :data:`MAX_COMPUTED` values are kept: past that, values are computed and not
-    kept."""
+    learner's function returned: the expected statistics of a large simulation, expected
+    gradients by central differences, held-out data. A ``functools.lru_cache`` in a suite would
+    not do: the suite is imported afresh for every submission, and its caches with it. The value
+    is kept under the suite file's content (a changed suite computes again), the function's name
+    and the arguments: hashable values, numpy arrays (by dtype, shape and bytes), and lists,
+    tuples and dicts of them. Each caller gets its own deep copy, so that no test can change what
+    another sees. At most :data:`MAX_COMPUTED` values are kept: past that, values are computed
+    and not kept."""
     source = Path(function.__code__.co_filename)
     try:
         digest = hashlib.sha256(source.read_bytes()).hexdigest()
@@ -254,7 +268,7 @@ def computed_once(function: Callable[..., _Computed]) -> Callable[..., _Computed
 
     @functools.wraps(function)
     def once(*args: Any, **kwargs: Any) -> _Computed:
-        key = (str(source), digest, function.__qualname__, args, tuple(sorted(kwargs.items())))
+        key = (str(source), digest, function.__qualname__, _frozen(args), _frozen(kwargs))
         if key not in _computed:
             value = function(*args, **kwargs)
             if len(_computed) >= MAX_COMPUTED or not digest:

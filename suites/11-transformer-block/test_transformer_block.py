@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from autograder.kit import (as_array, as_float, as_pair, call, central_differences, check,
-                            expect_close, expect_plain_cache, expect_shape, fail,
+                            computed_once, expect_close, expect_plain_cache, expect_shape, fail,
                             forward_for_backward, mistakes, points)
 
 from attention_kit import expect_clean_call, softmax
@@ -73,9 +73,11 @@ def gradient_of(forward, args, index, d_out):
     return central_differences(loss, args[index])
 
 
+@computed_once
 def block_gradients(X, params, n_heads, d_Y, mask=None, names=(), with_X=True):
     """d_X (or None) and {name: d_param} for ``names``, of sum(block(X) * d_Y), by central
-    differences."""
+    differences (about two thousand passes of the block: computed once per grading process, for
+    the suite's own inputs)."""
     X = np.asarray(X, dtype=np.float64)
     params = {k: np.asarray(v, dtype=np.float64) for k, v in params.items()}
     d_Y = np.asarray(d_Y, dtype=np.float64)

@@ -127,3 +127,25 @@ def test_no_more_than_a_bounded_number_of_values_is_kept(monkeypatch):
     assert len(testing._computed) == 4
     assert [square(x) for x in range(6)] == [0, 1, 4, 9, 16, 25]
     assert calls == [0, 1, 2, 3, 4, 5, 4, 5]  # the first four kept, the rest computed each time
+
+
+def test_arrays_and_containers_of_them_are_keys_by_their_values(monkeypatch):
+    monkeypatch.setattr(testing, "_computed", {})
+    calls = []
+
+    @testing.computed_once
+    def total(X, params, names=()):
+        calls.append(1)
+        return float(X.sum() + sum(params[n].sum() for n in names))
+
+    X, params = np.arange(6.0).reshape(2, 3), {"W": np.ones((2, 2)), "b": np.zeros(2)}
+    assert total(X, params, ("W",)) == 19.0 and len(calls) == 1
+    assert total(X.copy(), {k: v.copy() for k, v in params.items()}, ("W",)) == 19.0
+    assert len(calls) == 1  # equal values, other objects: computed once
+    for other in [(X + 1, params, ("W",)), (X.astype(np.float32), params, ("W",)),
+                  (X.reshape(3, 2), params, ("W",)), (X, {**params, "W": 2 * params["W"]}, ("W",)),
+                  (X, params, ["W"]), (X, params, ("W", "b"))]:
+        total(*other)
+    assert len(calls) == 7  # each differs in a value, a dtype, a shape or a container's kind
+    with pytest.raises(TypeError):
+        total(X, params, {"W"})  # a set is not a key: as unhashable as for lru_cache
