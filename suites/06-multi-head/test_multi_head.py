@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from autograder.kit import (as_array, as_pair, check, expect_close, expect_shape, fail, mistakes,
-                            points)
+from autograder.kit import (as_array, as_pair, check, computed_once, expect_close, expect_shape,
+                            fail, mistakes, points)
 
 from attention_kit import expect_clean_call, softmax
 
@@ -47,6 +47,7 @@ def oracle_mha(X, W_q, W_k, W_v, W_o, n_heads, mask=None):
     return np.concatenate(heads, axis=-1) @ W_o, np.stack(weights, axis=-3)
 
 
+@computed_once  # a plain loop, for trust: 0.3 s for (2048, 64), once per grading process
 def oracle_positions(T, d_model):
     P = np.zeros((T, d_model))
     for pos in range(T):
