@@ -15,15 +15,14 @@ from .engine.checks import (check, describe_difference, expect_dtype, expect_fin
                             expect_sums_to_one, fail, name_mistake)
 from .engine.testing import (CAUSES, COPY_HINT, KINDS, Feedback, SubmissionError, as_array,
                              as_float, as_pair, call, central_differences, computed_once,
-                             expect_clean_call,
-                             expect_close, expect_plain_cache, forward_for_backward, points,
-                             suite_function)
+                             expect_clean_call, expect_close, expect_plain_cache,
+                             forward_for_backward, points, suite_function)
 from .engine.wire import RNG, Function, Lambda, Partial, Unsupported
 
 __all__ = [
     "CAUSES", "COPY_HINT", "KINDS", "Feedback", "Function", "Lambda", "Partial", "RNG",
     "SubmissionError", "Unsupported", "alternative", "as_array", "as_float", "as_pair", "call",
-    "central_differences", "check", "computed_once", "describe_difference", "expect_clean_call", "expect_close",
-    "expect_dtype", "expect_finite", "expect_plain_cache", "expect_shape", "expect_sums_to_one",
-    "fail", "forward_for_backward", "matching_mistakes", "mistakes", "mutant", "mutants",
-    "name_mistake", "points", "suite_function"]
+    "central_differences", "check", "computed_once", "describe_difference", "expect_clean_call",
+    "expect_close", "expect_dtype", "expect_finite", "expect_plain_cache", "expect_shape",
+    "expect_sums_to_one", "fail", "forward_for_backward", "matching_mistakes", "mistakes",
+    "mutant", "mutants", "name_mistake", "points", "suite_function"]
