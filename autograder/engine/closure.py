@@ -46,11 +46,29 @@ def _own_distributions() -> set[str]:
     return set(_distributions().get(ENGINE_PACKAGE, []))
 
 
+# What each file imports, by the digest of its bytes (and how relative imports resolve): a file is
+# parsed once per process, whichever assignment's closure reaches it, and again when it changes.
+_parsed: dict[tuple[str, str | None, bool, bytes], frozenset[str]] = {}
+MAX_PARSED = 4096  # files remembered; past it, the memory starts afresh
+
+
 def imported_names(path: Path, module: str | None = None, package: bool = False) -> set[str]:
     """The modules the file ``path`` may import, every import statement counted (those inside
     functions too), each with its parent packages; ``from m import x`` counts ``m.x`` too, in case
     ``x`` is a module. Relative imports are resolved against ``module`` (None: skipped)."""
-    return _imported(ast.parse(path.read_bytes(), str(path)), module, package)
+    text = path.read_bytes()
+    key = (str(path), module, package, hashlib.sha256(text).digest())
+    if key not in _parsed:
+        if len(_parsed) >= MAX_PARSED:
+            _parsed.clear()
+        _parsed[key] = frozenset(_imported(ast.parse(text, str(path)), module, package))
+    return set(_parsed[key])
+
+
+@functools.lru_cache(maxsize=None)
+def _version(distribution: str) -> str:
+    """An installed distribution's version, read from its metadata once per process."""
+    return importlib.metadata.version(distribution)
 
 
 def _imported(tree: ast.AST, module: str | None = None, package: bool = False) -> set[str]:
@@ -126,7 +144,7 @@ def closure(modules: Iterable[str], files: Iterable[Path] = ()) -> tuple[dict[st
             continue
         owners = set(_distributions().get(top, []))
         if owners and not owners & own:
-            others |= {f"{d}=={importlib.metadata.version(d)}" for d in owners}
+            others |= {f"{d}=={_version(d)}" for d in owners}
             continue
         located = _source_of(name)
         if located is None:

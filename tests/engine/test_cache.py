@@ -206,6 +206,26 @@ def test_every_import_statement_counts_however_nested(tmp_path):
     assert closure.imported_names(path) == {"a", "b", "b.c", "d", "d.e", "f1", "f2", "f3", "g", "h"}
 
 
+def test_a_file_is_parsed_once_for_its_bytes_and_again_when_they_change(tmp_path, monkeypatch):
+    """Every assignment's closure reaches the same engine modules: each is parsed once per
+    process for its bytes. A file whose bytes change is read afresh, never from that memory."""
+    path = tmp_path / "module.py"
+    path.write_text("import first\n")
+    parsed = []
+    real_parse = closure.ast.parse
+    monkeypatch.setattr(closure.ast, "parse",
+                        lambda *a, **k: parsed.append(a) or real_parse(*a, **k))
+    assert closure.imported_names(path) == {"first"}
+    assert closure.imported_names(path) == {"first"}
+    assert len(parsed) == 1
+    path.write_text("import second\n")
+    assert closure.imported_names(path) == {"second"}
+    assert len(parsed) == 2
+    found = closure.imported_names(path)
+    found.add("changed by a caller")
+    assert closure.imported_names(path) == {"second"}  # callers get their own copy
+
+
 def test_a_file_graded_before_is_found_by_its_bytes_without_being_read_again(tmp_path,
                                                                              monkeypatch):
     """The recording finds each learner's file graded by the workers, and a command run again

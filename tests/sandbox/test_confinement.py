@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,39 @@ def test_a_course_reached_through_a_symbolic_link_grades_normally(tmp_path):
     assert result["score"] == result["max_score"] == 8, result["errors"]
     assert confinement.interpreter() == os.path.join(
         os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
+
+
+def test_removing_a_kernels_group_kills_what_is_in_it_and_removes_the_group():
+    """A kernel's control group is emptied and removed when its grading ends, whatever is still
+    running in it (here a process that would sleep for a minute)."""
+    if not confinement.Cgroup.works(confinement.Limits()):
+        pytest.fail("this machine makes no control group for a kernel: the kernel's limits "
+                    "would rest on rlimits alone, and this test would prove nothing")
+    group = confinement.Cgroup(f"{confinement.CGROUP_PREFIX}{os.getpid()}-removal",
+                               confinement.Limits())
+    process = subprocess.Popen(group.prefix() + ["sleep", "60"])
+    try:
+        for folder in group.folders:
+            for _ in range(200):  # the shell step moves the process in before it execs sleep
+                if str(process.pid) in (folder / "cgroup.procs").read_text().split():
+                    break
+                subprocess.run(["sleep", "0.01"])
+            assert str(process.pid) in (folder / "cgroup.procs").read_text().split()
+        folders = list(group.folders)
+        group.close()
+        assert process.wait(timeout=5) == -9
+        assert not any(folder.exists() for folder in folders)
+    finally:
+        process.kill()
+        group.close()
+
+
+def test_a_group_whose_processes_never_leave_is_given_up_on(tmp_path):
+    """Removal waits for the group's processes to leave for at most its patience, then goes on:
+    a group the kernel cannot be killed out of (an entry that is not a process of ours) never
+    holds the grader."""
+    (tmp_path / "cgroup.procs").write_text("999999999\n")  # no such process: kill fails, it stays
+    started = time.monotonic()
+    confinement.Cgroup.remove(tmp_path, patience=0.3)
+    assert time.monotonic() - started < 5, "removal did not stop at its patience"
+    assert tmp_path.exists()  # (not empty, so not removed: nothing else is touched)
