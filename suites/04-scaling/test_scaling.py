@@ -371,18 +371,13 @@ _sweeps = weakref.WeakKeyDictionary()
 def sweep_of(submission, d_ks, n_keys, n_trials, seed, **kwargs):
     """The learner's result, checked to be a dict of arrays with one value per d_k."""
     call = (tuple(d_ks), n_keys, n_trials, seed, tuple(sorted(kwargs.items())))
-    kept = _sweeps.setdefault(submission, {}) if _weakly(submission) else {}
+    try:
+        kept = _sweeps.setdefault(submission, {})
+    except TypeError:  # a submission no weak reference can name: nothing is kept for it
+        kept = {}
     if call not in kept:
         kept[call] = _checked_sweep(submission, d_ks, n_keys, n_trials, seed, **kwargs)
     return {key: value.copy() for key, value in kept[call].items()}
-
-
-def _weakly(submission):
-    try:
-        weakref.ref(submission)
-    except TypeError:
-        return False
-    return True
 
 
 def _checked_sweep(submission, d_ks, n_keys, n_trials, seed, **kwargs):
